@@ -1,0 +1,58 @@
+import { Command, CommanderError } from 'commander';
+import { isUserError } from '../errors.js';
+import { commands } from './commands/index.js';
+import { version } from './version.js';
+
+const EXAMPLES = `
+Examples:
+  $ meta-agent doctor                          check Node, sandbox, Graphviz and your model server
+  $ meta-agent ask "Say hello in French"       one streamed completion
+  $ meta-agent design "a tutor bot"            design a new agent graph
+
+Models: any OpenAI-compatible server. Set OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL for a local server
+(Ollama, LM Studio, vLLM, llama.cpp), or pass --base-url. With nothing set, a server on localhost:11434
+(Ollama) or localhost:1234 (LM Studio) is used when one answers.`;
+
+/** Builds the program; exported so tests can inspect the command tree without spawning a process. */
+export function buildProgram(): Command {
+  const program = new Command('meta-agent')
+    .description('LLM agents as graphs (autograms) that design other graphs and rewrite their own.')
+    .version(version(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXAMPLES)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  for (const register of commands) register(program);
+  return program;
+}
+
+/** Runs the CLI and resolves to the process exit code: 0 ok, 1 failure, 2 usage or configuration. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message; help and version requests end here too.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (isUserError(error)) {
+    process.stderr.write(`error: ${error.message}\n`);
+    if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`error: ${message}\n`);
+  if (process.env.META_AGENT_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+  else
+    process.stderr.write(
+      'hint: this looks like a bug in meta-agent; rerun with META_AGENT_DEBUG=1 for details\n',
+    );
+  return 1;
+}

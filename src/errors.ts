@@ -1,0 +1,21 @@
+/**
+ * An error a user can act on: the CLI prints its message (and hint) on one line each, never a stack trace.
+ * A leaf module: every layer may import it.
+ */
+export class UserError extends Error {
+  override readonly name = 'UserError';
+  constructor(
+    message: string,
+    /** 1: the work failed; 2: usage or configuration is wrong. */
+    readonly exitCode: 1 | 2 = 1,
+    /** What to do about it, when there is something to say. */
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** True for errors meant for the user (ours, or anything carrying `userFacing: true`). */
+export function isUserError(error: unknown): error is UserError {
+  return error instanceof UserError;
+}

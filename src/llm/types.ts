@@ -1,0 +1,69 @@
+/**
+ * The one small interface every language-model backend implements. Classification, structured output
+ * and retries are layered above it once (see classify.ts, structured.ts), as the Vercel AI SDK does.
+ */
+
+/** The four jobs a model does for an agent; each may use its own model and endpoint. */
+export type ModelRole = 'chatbot' | 'classifier' | 'userbot' | 'embedder';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown> };
+
+export interface CompletionRequest {
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  stop?: string[];
+  /** Token id -> bias (-100..100), as the OpenAI API takes it. */
+  logitBias?: Record<string, number>;
+  responseFormat?: ResponseFormat;
+  signal?: AbortSignal;
+  /** What the call is for, e.g. `node greet` or `design: outline`; shown in events and traces. */
+  purpose?: string;
+}
+
+export interface Completion {
+  text: string;
+  usage: TokenUsage;
+  /** The model that answered, as the server named it. */
+  model: string;
+}
+
+export interface CompletionChunk {
+  /** Text added by this chunk. */
+  delta: string;
+}
+
+export interface Embeddings {
+  vectors: number[][];
+  usage: TokenUsage;
+  model: string;
+}
+
+export interface LanguageModel {
+  /** e.g. `openai:gpt-4o-mini@https://api.openai.com/v1` or `scripted:demo.json`. */
+  readonly id: string;
+  /** The model name sent to the server (used for token encodings and pricing). */
+  readonly modelName: string;
+  /** True for the scripted provider: every output that shows its text must say so. */
+  readonly scripted: boolean;
+  complete(request: CompletionRequest): Promise<Completion>;
+  /** Streams the text; the returned promise resolves to the whole completion with usage. */
+  stream(request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion>;
+  embed(texts: string[], signal?: AbortSignal): Promise<Embeddings>;
+}
+
+/** The models an agent run uses, one per role (they may be the same object). */
+export type ModelSet = Record<ModelRole, LanguageModel>;

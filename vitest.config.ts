@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // isolated-vm refuses to run when Node's startup snapshot is in use.
+    execArgv: ['--no-node-snapshot'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
+  },
+});
