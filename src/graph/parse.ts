@@ -1,0 +1,166 @@
+/**
+ * AutoGRAMS packs small languages into strings: `x = …` assignments, `f(a,b)` callable names, `y = f(x)`
+ * calls, and transition strings (`p.*`, `return x`, `$var`, `quit`, `u.n`). They are parsed here, once,
+ * when a graph is loaded or edited, into the typed form the interpreter and the linter use.
+ */
+import type { NodeSpec } from './schema.js';
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const ASSIGNMENT = /^\s*([A-Za-z_][\w]*)\s*=(?!=)\s?([\s\S]*)$/;
+const CALL = /^\s*([A-Za-z_][\w]*)\s*\(([\s\S]*)\)\s*$/;
+
+/** Where a transition string leads. */
+export type TransitionTarget =
+  | { kind: 'node'; name: string }
+  | { kind: 'wildcard'; prefix: string }
+  | { kind: 'return'; expression?: string }
+  | { kind: 'variable'; variable: string }
+  | { kind: 'visit'; base: string }
+  | { kind: 'quit' };
+
+/** A node name `f(a, b)` makes the node callable as `f` with parameters `a`, `b`. */
+export interface Callable {
+  fn: string;
+  params: string[];
+}
+
+/** A function node's instruction `y = f(x, 1)`: call `f` with argument expressions, store in `y`. */
+export interface FunctionCall {
+  fn: string;
+  args: string[];
+}
+
+/** A node with its strings parsed. `body` is the instruction without its assignment, `\=` unescaped. */
+export interface CompiledNode extends NodeSpec {
+  assignTo?: string;
+  body: string;
+  callable?: Callable;
+  call?: FunctionCall;
+  targets: TransitionTarget[];
+  isInterjection: boolean;
+}
+
+/** A problem in one node's strings, found while parsing. */
+export interface ParseProblem {
+  node: string;
+  field: 'name' | 'instruction' | 'transitions';
+  message: string;
+}
+
+/** Splits `x = rest` (not `x == y`, not `x \= y`); unescapes `\=` in what remains. */
+export function parseAssignment(instruction: string): { assignTo?: string; body: string } {
+  const match = ASSIGNMENT.exec(instruction);
+  if (!match || instruction.trimStart().startsWith('\\')) return { body: unescapeEquals(instruction) };
+  const before = instruction.slice(0, instruction.indexOf('='));
+  if (before.endsWith('\\')) return { body: unescapeEquals(instruction) };
+  return { assignTo: match[1], body: unescapeEquals(match[2] ?? '') };
+}
+
+function unescapeEquals(text: string): string {
+  return text.replace(/\\=/g, '=');
+}
+
+/** `f(a, b)` -> { fn: 'f', params: ['a','b'] }; undefined when the name is not callable. */
+export function parseCallable(name: string): Callable | undefined {
+  const match = CALL.exec(name);
+  if (!match) return undefined;
+  const inner = (match[2] ?? '').trim();
+  return { fn: match[1]!, params: inner ? inner.split(',').map((p) => p.trim()) : [] };
+}
+
+/** `f(x, [1, 2], "a,b")` -> { fn: 'f', args: ['x', '[1, 2]', '"a,b"'] }, splitting on top-level commas. */
+export function parseFunctionCall(text: string): FunctionCall | undefined {
+  const match = CALL.exec(text);
+  if (!match) return undefined;
+  return { fn: match[1]!, args: splitTopLevel(match[2] ?? '') };
+}
+
+/** Splits on commas outside brackets and string literals. */
+export function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | undefined;
+  let current = '';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quote) {
+      current += ch;
+      if (ch === '\\') current += text[++i] ?? '';
+      else if (ch === quote) quote = undefined;
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === '`') quote = ch;
+    else if ('([{'.includes(ch)) depth++;
+    else if (')]}'.includes(ch)) depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(current.trim());
+      current = '';
+      continue;
+    }
+    current += ch;
+  }
+  if (current.trim()) parts.push(current.trim());
+  return parts;
+}
+
+/** Parses one transition string. */
+export function parseTransition(text: string): TransitionTarget {
+  const t = text.trim();
+  if (t === 'quit') return { kind: 'quit' };
+  if (t === 'return') return { kind: 'return' };
+  if (t.startsWith('return ')) return { kind: 'return', expression: t.slice('return '.length).trim() };
+  if (t.startsWith('$')) return { kind: 'variable', variable: t.slice(1) };
+  if (t.endsWith('.*')) return { kind: 'wildcard', prefix: t.slice(0, -2) };
+  if (t.endsWith('.n')) return { kind: 'visit', base: t.slice(0, -2) };
+  return { kind: 'node', name: t };
+}
+
+const CALL_ACTIONS = new Set(['function', 'local_function', 'global_function']);
+
+/** True for the three actions that call an autogram function. */
+export function isCallAction(action: string): boolean {
+  return CALL_ACTIONS.has(action);
+}
+
+/** Parses every string of a node; problems are returned, not thrown, so a linter can report them all. */
+export function compileNode(spec: NodeSpec): { node: CompiledNode; problems: ParseProblem[] } {
+  const problems: ParseProblem[] = [];
+  const { assignTo, body } = parseAssignment(spec.instruction);
+  const node: CompiledNode = {
+    ...spec,
+    body,
+    targets: spec.transitions.map(parseTransition),
+    isInterjection: Boolean(spec.conditionInterjection?.trim()),
+  };
+  if (assignTo) node.assignTo = assignTo;
+
+  if (spec.name.includes('(')) {
+    const callable = parseCallable(spec.name);
+    if (!callable || !callable.params.every((p) => IDENTIFIER.test(p))) {
+      problems.push({
+        node: spec.name,
+        field: 'name',
+        message: `malformed callable name "${spec.name}"; write f(a, b)`,
+      });
+    } else node.callable = callable;
+  }
+  if (isCallAction(spec.action)) {
+    const call = parseFunctionCall(body);
+    if (call) node.call = call;
+    else
+      problems.push({
+        node: spec.name,
+        field: 'instruction',
+        message: `a ${spec.action} node's instruction must be a call like "y = f(x)", got "${spec.instruction}"`,
+      });
+  }
+  for (const target of node.targets) {
+    if (target.kind === 'variable' && !IDENTIFIER.test(target.variable))
+      problems.push({
+        node: spec.name,
+        field: 'transitions',
+        message: `bad variable transition "$${target.variable}"`,
+      });
+  }
+  return { node, problems };
+}
