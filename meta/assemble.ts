@@ -1,0 +1,130 @@
+/**
+ * Turns a DOT draft and the fields written for its nodes into a graph file: node names made valid and
+ * unique, one transition per outgoing edge in edge order, the start node first. Pure: no model calls.
+ */
+import { graphFileSchema, type GraphFile, type NodeSpecInput } from '../src/graph/schema.js';
+import type { DotDraft, NodeFields } from './node-fields.js';
+
+/** What a designed graph is called and what it is for. */
+export interface GraphIdentity {
+  name: string;
+  description: string;
+}
+
+/** The node every edge-less node continues to, so a conversation never reaches a dead end. */
+const CONTINUE = {
+  name: 'continue_conversation',
+  instruction: 'Respond to the user, keeping to your purpose.',
+  userInstruction: 'Carry on the conversation naturally.',
+} as const;
+
+/** Transition words that cannot name a node. */
+const RESERVED = new Set(['quit', 'return']);
+
+/**
+ * Builds the graph file. `fields[i]` belongs to `draft.nodes[i]`. Throws a RangeError when they do not
+ * line up: that is a bug in the caller, not something a model can cause.
+ */
+export function assembleGraph(
+  draft: DotDraft,
+  fields: readonly NodeFields[],
+  identity: GraphIdentity,
+): GraphFile {
+  if (fields.length !== draft.nodes.length)
+    throw new RangeError(`assemble: ${fields.length} node fields for ${draft.nodes.length} nodes`);
+  const names = nodeNames(draft);
+  const ordered = startFirst(draft);
+  const needsContinue = draft.nodes.some((n) => !draft.edges.some((e) => e.from === n.id));
+  const continueName = needsContinue ? uniqueName(CONTINUE.name, new Set(names.values())) : undefined;
+
+  const nodes: NodeSpecInput[] = ordered.map((index) => {
+    const dotNode = draft.nodes[index]!;
+    const written = fields[index]!;
+    const edges = draft.edges.filter((e) => e.from === dotNode.id);
+    const spec: NodeSpecInput = {
+      name: names.get(dotNode.id)!,
+      action: written.action,
+      instruction: literalInstruction(written.instruction),
+      transitions: edges.length > 0 ? edges.map((e) => names.get(e.to)!) : [continueName!],
+      userInstructions: written.userInstructions,
+      notes: `Drafted as: ${dotNode.label}`,
+    };
+    if (edges.length > 1) {
+      spec.transitionQuestion = written.transitionQuestion;
+      spec.transitionChoices = written.transitionChoices;
+    }
+    return spec;
+  });
+  if (continueName)
+    nodes.push({
+      name: continueName,
+      action: 'chat',
+      instruction: CONTINUE.instruction,
+      transitions: [continueName],
+      userInstructions: [CONTINUE.userInstruction],
+    });
+
+  return graphFileSchema.parse({
+    name: identity.name,
+    description: identity.description,
+    config: {
+      startNode: nodes[0]!.name,
+      prompt: `You are a conversational agent. Your purpose: ${identity.description}`,
+      userPrompt: `You are a user talking with an agent whose purpose is: ${identity.description}`,
+    },
+    nodes,
+  });
+}
+
+/**
+ * A graph-safe name for every DOT node id: lower-case words joined by `_`. Ids that say nothing
+ * (`n1`, `A`) are replaced by the first words of the node's label, which name the agent's turn.
+ */
+export function nodeNames(draft: DotDraft): Map<string, string> {
+  const taken = new Set<string>();
+  const names = new Map<string, string>();
+  for (const node of draft.nodes) {
+    const fromId = slug(node.id);
+    const base = /[a-z]{3}/.test(fromId) ? fromId : slug(node.label.split(/\s+/).slice(0, 5).join(' '));
+    const name = uniqueName(base || 'node', taken);
+    taken.add(name);
+    names.set(node.id, name);
+  }
+  return names;
+}
+
+function slug(text: string): string {
+  const words = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40)
+    .replace(/_+$/, '');
+  return /^[0-9]/.test(words) ? `n_${words}` : words;
+}
+
+function uniqueName(base: string, taken: ReadonlySet<string>): string {
+  const stem = RESERVED.has(base) ? `${base}_node` : base;
+  if (!taken.has(stem)) return stem;
+  let n = 2;
+  while (taken.has(`${stem}_${n}`)) n++;
+  return `${stem}_${n}`;
+}
+
+/** Node indices with the start node first and the rest in draft order. */
+function startFirst(draft: DotDraft): number[] {
+  const indices = draft.nodes.map((_, i) => i);
+  const start = draft.nodes.findIndex((n) => n.id === draft.start);
+  return start > 0 ? [start, ...indices.filter((i) => i !== start)] : indices;
+}
+
+/**
+ * An instruction the model wrote is text, never an assignment: `answer = …` at its start would store
+ * the reply in a variable, so its `=` is escaped (`\=` reads as a literal `=`).
+ */
+function literalInstruction(text: string): string {
+  return /^\s*[A-Za-z_]\w*\s*=(?!=)/.test(text) ? text.replace('=', '\\=') : text;
+}

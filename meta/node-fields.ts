@@ -1,0 +1,161 @@
+/**
+ * What the designer asks the model for each node of a drafted graph: the brief it writes from (the
+ * node's DOT label and the labels of the edges around it), the zod schema its answer must match, and
+ * the prompt. One call per node, independent of the others, so they can run concurrently.
+ */
+import { z } from 'zod';
+import type { ChatMessage } from '../src/llm/types.js';
+
+/** A node of the DOT draft with the edges around it, as the field-writing prompt describes it. */
+export interface NodeBrief {
+  /** The DOT node id. */
+  id: string;
+  /** How the agent replies at this node (the DOT node label). */
+  label: string;
+  /** Labels of the user replies that lead here (incoming edge labels). */
+  incoming: string[];
+  /** The user replies that leave this node, in edge order: edge label and the label of the node reached. */
+  outgoing: { label: string; toLabel: string }[];
+  /** True for the node the conversation starts at. */
+  start: boolean;
+}
+
+/** A DOT graph as the designer reads it: labelled nodes and edges, and where the conversation starts. */
+export interface DotDraft {
+  nodes: { id: string; label: string }[];
+  edges: { from: string; to: string; label: string }[];
+  start?: string | undefined;
+}
+
+/** One brief per node, in node order; edge order is kept because it fixes the order of transitions. */
+export function nodeBriefs(draft: DotDraft): NodeBrief[] {
+  const labelOf = new Map(draft.nodes.map((n) => [n.id, n.label]));
+  return draft.nodes.map((node) => ({
+    id: node.id,
+    label: node.label,
+    incoming: draft.edges.filter((e) => e.to === node.id).map((e) => e.label),
+    outgoing: draft.edges
+      .filter((e) => e.from === node.id)
+      .map((e) => ({ label: e.label, toLabel: labelOf.get(e.to) ?? e.to })),
+    start: node.id === draft.start,
+  }));
+}
+
+/** A node's fields as the model wrote them and the schema accepted them. */
+export interface NodeFields {
+  action: 'chat' | 'chat_exact';
+  instruction: string;
+  /** Present when the node has more than one outgoing edge. */
+  transitionQuestion?: string | undefined;
+  /** One per outgoing edge, when the node has more than one. */
+  transitionChoices?: string[] | undefined;
+  /** One per outgoing edge (one for a node without edges). */
+  userInstructions: string[];
+}
+
+/**
+ * The schema a node's answer must match. The number of choices and simulated-user instructions is fixed
+ * by the node's outgoing edges (a node without edges continues the conversation with one), so a wrong
+ * count is a validation error the model is told about, not something assembly has to guess around.
+ */
+export function nodeFieldsSchema(brief: NodeBrief): z.ZodType<NodeFields> {
+  const ways = Math.max(brief.outgoing.length, 1);
+  const branches = brief.outgoing.length > 1;
+  const nonEmpty = z.string().trim().min(1);
+  return z.object({
+    action: z
+      .enum(['chat', 'chat_exact'])
+      .describe(
+        '"chat": the model writes the reply from the instruction; "chat_exact": the instruction is the reply.',
+      ),
+    instruction: nonEmpty.describe('An instruction for the agent (or, for chat_exact, the exact reply).'),
+    transitionQuestion: branches
+      ? nonEmpty.describe("A question about the user's reply that tells the possible replies apart.")
+      : z.string().optional(),
+    transitionChoices: branches
+      ? z.array(nonEmpty).length(ways).describe('One answer to the question per possible reply, in order.')
+      : z.array(z.string()).optional(),
+    userInstructions: z
+      .array(nonEmpty)
+      .length(ways)
+      .describe('For a simulated user: how to reply so as to take each way, in order.'),
+  });
+}
+
+const SYSTEM = `You design conversational agents as graphs: each node is one turn of the agent, each edge one way the user may reply. You are writing the fields of one node. Answer with one JSON object and nothing else.`;
+
+/** The messages that ask for one node's fields. */
+export function nodeFieldsMessages(
+  brief: NodeBrief,
+  context: { description: string; outline: string },
+): ChatMessage[] {
+  const ways = brief.outgoing.length;
+  const lines: string[] = [
+    `The agent we are designing: ${context.description}`,
+    '',
+    'Outline of the ways a conversation with it can go:',
+    context.outline.trim(),
+    '',
+    `We are writing the node "${brief.id}". At this node the agent's turn is: ${brief.label}`,
+  ];
+  if (brief.start) lines.push('The conversation starts here: this is the agent’s first turn.');
+  if (brief.incoming.length > 0)
+    lines.push('It follows a user reply like:', ...brief.incoming.map((label) => `- ${label}`));
+  if (ways === 0)
+    lines.push(
+      'No particular reply is expected after it: the conversation simply goes on. Give one user instruction for what a user might say next.',
+    );
+  else {
+    lines.push(`After it, the user may reply in ${ways === 1 ? 'this way' : `one of these ${ways} ways`}:`);
+    brief.outgoing.forEach((edge, i) =>
+      lines.push(`${i + 1}. ${edge.label} (the agent then: ${edge.toLabel})`),
+    );
+  }
+  lines.push(
+    '',
+    'Write the JSON object with these keys:',
+    ...fieldGuide(ways),
+    '',
+    `Example: ${example(ways)}`,
+  );
+  return [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: lines.join('\n') },
+  ];
+}
+
+function fieldGuide(ways: number): string[] {
+  const count = Math.max(ways, 1);
+  const guide = [
+    '- "action": "chat" (the model writes the reply from your instruction) or "chat_exact" (your instruction is sent word for word; use it only for a fixed text).',
+    '- "instruction": an instruction for the agent, not the reply itself. Good: "Ask the user which topic they want to practise." Bad: "Hi! Which topic do you want to practise?" Do not use the "$" character.',
+  ];
+  if (ways > 1)
+    guide.push(
+      `- "transitionQuestion": a multiple-choice question about the user's reply that tells the ${ways} ways apart. A classifier answers it, not the user.`,
+      `- "transitionChoices": exactly ${ways} answers to that question, one per way above, in the same order.`,
+    );
+  guide.push(
+    `- "userInstructions": exactly ${count} instruction${count > 1 ? 's' : ''} for a simulated user, ${ways > 1 ? 'one per way above, in the same order' : 'for the way above'}, e.g. "Say that you would like to practise fractions."`,
+  );
+  return guide;
+}
+
+/** A complete answer for a two-way or a one-way node; the prompt says when the node needs more ways. */
+function example(ways: number): string {
+  if (ways > 1) {
+    const shown = JSON.stringify({
+      action: 'chat',
+      instruction: 'Ask the user whether they want to practise fractions or decimals.',
+      transitionQuestion: 'Which topic did the user choose?',
+      transitionChoices: ['fractions', 'decimals'],
+      userInstructions: ['Say you want fractions.', 'Say you want decimals.'],
+    });
+    return ways === 2 ? shown : `${shown} (this example has 2 ways; your node has ${ways})`;
+  }
+  return JSON.stringify({
+    action: 'chat',
+    instruction: 'Explain how to add two fractions with the same denominator.',
+    userInstructions: ['Say that you understood and ask for an exercise.'],
+  });
+}

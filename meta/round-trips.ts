@@ -1,0 +1,73 @@
+/**
+ * Counts model calls and the sequential round trips among them (the critical path): a call that starts
+ * after another has answered is one round trip deeper than it. Concurrent calls share a depth, so a
+ * design whose per-node calls overlap costs one round trip for all of them, however many nodes it has.
+ */
+import type {
+  Completion,
+  CompletionChunk,
+  CompletionRequest,
+  Embeddings,
+  LanguageModel,
+  ModelRole,
+  ModelSet,
+} from '../src/llm/types.js';
+
+/** What a tracker has seen so far. */
+export interface RoundTripFigures {
+  /** Model calls made (completions, streams and embeddings). */
+  calls: number;
+  /** Length of the longest chain of calls each started after the previous one answered. */
+  roundTrips: number;
+}
+
+/** Records every call of the models it wraps; one tracker per design run. */
+export class RoundTripTracker {
+  #calls = 0;
+  /** Deepest call that has answered: a call starting now waits on it, so it sits one deeper. */
+  #answeredDepth = 0;
+  #deepest = 0;
+
+  /** The figures so far. */
+  figures(): RoundTripFigures {
+    return { calls: this.#calls, roundTrips: this.#deepest };
+  }
+
+  /** Wraps every role's model; a model shared by several roles is wrapped once. */
+  wrapSet(models: ModelSet): ModelSet {
+    const wrapped = new Map<LanguageModel, LanguageModel>();
+    const wrap = (model: LanguageModel): LanguageModel => {
+      let w = wrapped.get(model);
+      if (!w) wrapped.set(model, (w = this.wrap(model)));
+      return w;
+    };
+    const roles: ModelRole[] = ['chatbot', 'classifier', 'userbot', 'embedder'];
+    return Object.fromEntries(roles.map((role) => [role, wrap(models[role])])) as ModelSet;
+  }
+
+  /** A model that behaves as `model` and reports each call to this tracker. */
+  wrap(model: LanguageModel): LanguageModel {
+    const track = <T>(call: () => Promise<T>): Promise<T> => this.#track(call);
+    return {
+      id: model.id,
+      modelName: model.modelName,
+      scripted: model.scripted,
+      complete: (request: CompletionRequest): Promise<Completion> => track(() => model.complete(request)),
+      stream: (request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> =>
+        track(() => model.stream(request, onChunk)),
+      embed: (texts: string[], signal?: AbortSignal): Promise<Embeddings> =>
+        track(() => model.embed(texts, signal)),
+    };
+  }
+
+  async #track<T>(call: () => Promise<T>): Promise<T> {
+    this.#calls++;
+    const depth = this.#answeredDepth + 1;
+    this.#deepest = Math.max(this.#deepest, depth);
+    try {
+      return await call();
+    } finally {
+      this.#answeredDepth = Math.max(this.#answeredDepth, depth);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { assembleGraph, nodeNames } from '../../meta/assemble.js';
+import type { DotDraft, NodeFields } from '../../meta/node-fields.js';
+import { hasErrors, lintGraph } from '../../src/graph/lint.js';
+
+const draft: DotDraft = {
+  nodes: [
+    { id: 'ask', label: 'Ask which topic the user wants' },
+    { id: 'start', label: 'Greet the user' },
+    { id: 'n1', label: 'Explain fractions simply' },
+    { id: 'quit', label: 'Say goodbye' },
+  ],
+  edges: [
+    { from: 'start', to: 'ask', label: 'says hello' },
+    { from: 'ask', to: 'n1', label: 'picks fractions' },
+    { from: 'ask', to: 'quit', label: 'wants to stop' },
+    { from: 'n1', to: 'ask', label: 'understood' },
+  ],
+  start: 'start',
+};
+
+function fields(ways: number, extra: Partial<NodeFields> = {}): NodeFields {
+  return {
+    action: 'chat',
+    instruction: 'Do the thing.',
+    userInstructions: Array.from({ length: Math.max(ways, 1) }, (_, i) => `Reply way ${i + 1}.`),
+    ...extra,
+  };
+}
+
+const written: NodeFields[] = [
+  fields(2, { transitionQuestion: 'What does the user want?', transitionChoices: ['fractions', 'stop'] }),
+  fields(1, { instruction: 'answer = 42 is not an assignment' }),
+  fields(1),
+  fields(0),
+];
+
+describe('designer assembly', () => {
+  it('gives every DOT node a valid unique name, using the label when the id says nothing', () => {
+    const names = nodeNames(draft);
+    expect([...names.values()]).toEqual(['ask', 'start', 'explain_fractions_simply', 'quit_node']);
+  });
+
+  it('makes duplicate slugs unique', () => {
+    const names = nodeNames({
+      nodes: [
+        { id: 'Ask Topic', label: 'a' },
+        { id: 'ask_topic', label: 'b' },
+      ],
+      edges: [],
+    });
+    expect([...names.values()]).toEqual(['ask_topic', 'ask_topic_2']);
+  });
+
+  it('puts the start node first, keeps transitions in edge order and adds a node for dead ends', () => {
+    const graph = assembleGraph(draft, written, { name: 'tutor', description: 'a tutor bot' });
+    expect(graph.config.startNode).toBe('start');
+    expect(graph.nodes.map((n) => n.name)).toEqual([
+      'start',
+      'ask',
+      'explain_fractions_simply',
+      'quit_node',
+      'continue_conversation',
+    ]);
+    const ask = graph.nodes.find((n) => n.name === 'ask')!;
+    expect(ask.transitions).toEqual(['explain_fractions_simply', 'quit_node']);
+    expect(ask.transitionChoices).toEqual(['fractions', 'stop']);
+    expect(graph.nodes.find((n) => n.name === 'quit_node')!.transitions).toEqual(['continue_conversation']);
+  });
+
+  it('escapes a leading "x =" so a written instruction is never an assignment', () => {
+    const graph = assembleGraph(draft, written, { name: 'tutor', description: 'a tutor bot' });
+    expect(graph.nodes.find((n) => n.name === 'start')!.instruction).toBe(
+      'answer \\= 42 is not an assignment',
+    );
+  });
+
+  it('produces a graph the engine linter accepts', () => {
+    const graph = assembleGraph(draft, written, { name: 'tutor', description: 'a tutor bot' });
+    expect(hasErrors(lintGraph(graph))).toBe(false);
+    expect(lintGraph(graph)).toEqual([]);
+  });
+});

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { mapBounded } from '../../meta/concurrency.js';
+import { RoundTripTracker } from '../../meta/round-trips.js';
+import type { Completion, LanguageModel } from '../../src/llm/types.js';
+
+/** A job whose completion the test controls, recording how many ran at once. */
+function gate() {
+  let inFlight = 0;
+  let peak = 0;
+  const waiting: (() => void)[] = [];
+  const job = async (n: number): Promise<number> => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise<void>((resolve) => waiting.push(resolve));
+    inFlight--;
+    return n * 2;
+  };
+  const releaseAll = async (): Promise<void> => {
+    while (waiting.length > 0 || inFlight > 0) {
+      waiting.splice(0).forEach((resolve) => resolve());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  return { job, releaseAll, peak: () => peak };
+}
+
+describe('bounded concurrency', () => {
+  it('never runs more than the limit at once and keeps results in input order', async () => {
+    const g = gate();
+    const done = mapBounded([1, 2, 3, 4, 5, 6, 7], 3, g.job);
+    await g.releaseAll();
+    expect(await done).toEqual([2, 4, 6, 8, 10, 12, 14]);
+    expect(g.peak()).toBe(3);
+  });
+
+  it('starts every job at once when the limit is above the item count', async () => {
+    const g = gate();
+    const done = mapBounded([1, 2, 3], 8, g.job);
+    await g.releaseAll();
+    await done;
+    expect(g.peak()).toBe(3);
+  });
+
+  it('rejects with the first failure and starts no further jobs', async () => {
+    const started: number[] = [];
+    const failing = mapBounded([1, 2, 3, 4], 1, async (n) => {
+      started.push(n);
+      if (n === 2) throw new Error('boom');
+      return n;
+    });
+    await expect(failing).rejects.toThrow('boom');
+    expect(started).toEqual([1, 2]);
+  });
+
+  it('refuses a limit below one', async () => {
+    await expect(mapBounded([1], 0, async (n) => n)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('round-trip counting', () => {
+  function model(): { model: LanguageModel; answerAll: () => void } {
+    const pending: (() => void)[] = [];
+    const answer = (): Promise<Completion> =>
+      new Promise((resolve) =>
+        pending.push(() =>
+          resolve({ text: 'ok', usage: { promptTokens: 1, completionTokens: 1 }, model: 'm' }),
+        ),
+      );
+    return {
+      model: {
+        id: 'test',
+        modelName: 'm',
+        scripted: false,
+        complete: answer,
+        stream: answer,
+        embed: () => Promise.reject(new Error('unused')),
+      },
+      answerAll: () => pending.splice(0).forEach((resolve) => resolve()),
+    };
+  }
+
+  it('counts overlapping calls as one round trip and a call after an answer as the next', async () => {
+    const { model: base, answerAll } = model();
+    const tracker = new RoundTripTracker();
+    const wrapped = tracker.wrap(base);
+    const first = wrapped.complete({ messages: [] });
+    answerAll();
+    await first;
+    const wave = [1, 2, 3].map(() => wrapped.complete({ messages: [] }));
+    answerAll();
+    await Promise.all(wave);
+    expect(tracker.figures()).toEqual({ calls: 4, roundTrips: 2 });
+  });
+});
