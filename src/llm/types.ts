@@ -19,7 +19,13 @@ export interface TokenUsage {
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: Record<string, unknown> };
+  | {
+      type: 'json_schema';
+      name: string;
+      schema: Record<string, unknown>;
+      /** Ask the server to enforce the schema exactly (OpenAI needs every property required for this). */
+      strict?: boolean;
+    };
 
 export interface CompletionRequest {
   messages: ChatMessage[];

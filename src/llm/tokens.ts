@@ -1,0 +1,93 @@
+/**
+ * Token counting with tiktoken, and the token ids of classifier answer labels for `logit_bias`.
+ *
+ * Encoders are WASM objects: they are created once per encoding and kept for the life of the process
+ * (a handful at most); `freeTokenEncoders` releases them for callers that need the memory back.
+ */
+import { get_encoding, get_encoding_name_for_model } from '@dqbd/tiktoken';
+import type { Tiktoken, TiktokenEncoding, TiktokenModel } from '@dqbd/tiktoken';
+import type { ChatMessage } from './types.js';
+
+/** Used for model names tiktoken does not know (local models): close enough to budget and report. */
+const FALLBACK_ENCODING: TiktokenEncoding = 'o200k_base';
+
+const encoders = new Map<TiktokenEncoding, Tiktoken>();
+const encodingNames = new Map<string, TiktokenEncoding | undefined>();
+
+/** The encoding tiktoken uses for `modelName`, or undefined when it does not know the model. */
+export function knownEncoding(modelName: string): TiktokenEncoding | undefined {
+  if (!encodingNames.has(modelName)) {
+    let name: TiktokenEncoding | undefined;
+    try {
+      name = get_encoding_name_for_model(modelName as TiktokenModel);
+    } catch {
+      // Local model names (llama3, qwen2.5:7b, …) are not in tiktoken's table; the caller decides.
+      name = undefined;
+    }
+    encodingNames.set(modelName, name);
+  }
+  return encodingNames.get(modelName);
+}
+
+function encoderFor(modelName: string): Tiktoken {
+  const name = knownEncoding(modelName) ?? FALLBACK_ENCODING;
+  let encoder = encoders.get(name);
+  if (!encoder) {
+    encoder = get_encoding(name);
+    encoders.set(name, encoder);
+  }
+  return encoder;
+}
+
+/** Tokens in `text` for `modelName` (an estimate with o200k_base for models tiktoken does not know). */
+export function countTokens(modelName: string, text: string): number {
+  if (text === '') return 0;
+  return encoderFor(modelName).encode_ordinary(text).length;
+}
+
+/**
+ * Prompt tokens of a chat request, counted the way OpenAI documents for its chat models: each message
+ * costs its content plus 3 tokens of framing, and the reply is primed with 3 more.
+ */
+export function countMessageTokens(
+  modelName: string,
+  messages: readonly Pick<ChatMessage, 'content'>[],
+): number {
+  let total = 3;
+  for (const message of messages) total += 3 + countTokens(modelName, message.content);
+  return total;
+}
+
+/**
+ * The token ids that spell each label as one token, with and without a leading space (" A" and "A"),
+ * as a `logit_bias` map giving each `bias`. Undefined when the model's tokenizer is unknown: ids from
+ * another tokenizer would push a local model toward arbitrary tokens, so no bias is better than a wrong one.
+ * Labels that are not a single token in the encoding are left out.
+ */
+export function labelLogitBias(
+  modelName: string,
+  labels: readonly string[],
+  bias = 100,
+): Record<string, number> | undefined {
+  if (!knownEncoding(modelName)) return undefined;
+  const encoder = encoderFor(modelName);
+  const result: Record<string, number> = {};
+  for (const label of labels) {
+    for (const spelling of [label, ` ${label}`]) {
+      const ids = encoder.encode_ordinary(spelling);
+      if (ids.length === 1) result[String(ids[0])] = bias;
+    }
+  }
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+/** The text of one token id in `modelName`'s encoding (the fallback encoding for unknown models). */
+export function tokenText(modelName: string, tokenId: number): string {
+  return new TextDecoder().decode(encoderFor(modelName).decode(new Uint32Array([tokenId])));
+}
+
+/** Releases the cached WASM encoders; later calls create them again. */
+export function freeTokenEncoders(): void {
+  for (const encoder of encoders.values()) encoder.free();
+  encoders.clear();
+}

@@ -1,0 +1,469 @@
+/**
+ * A real HTTP server on 127.0.0.1 (random port) that speaks the OpenAI protocol, for tests that must go
+ * through the real openai SDK: chat completions (whole and streamed as SSE with a final usage chunk),
+ * embeddings (float and base64) and the model list. Answers are programmable, every request is logged,
+ * and faults can be injected per call.
+ *
+ * ```ts
+ * const server = await startOpenAIServer({ answers: ['Hello!', { fault: 'rate-limit' }] });
+ * const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini' });
+ * // …
+ * expect(server.chatRequests()[0]?.max_tokens).toBe(1);
+ * await server.close();
+ * ```
+ *
+ * Answer order for a chat completion: the queue (`answers`, `enqueue`) first, then `reply`, then
+ * `defaultAnswer`.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { countMessageTokens, countTokens, tokenText } from '../../src/llm/tokens.js';
+
+/** The body of a chat completion request, as the server parsed it. */
+export interface ChatRequestBody {
+  model: string;
+  messages: { role: string; content: string }[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  stop?: string | string[];
+  logit_bias?: Record<string, number>;
+  response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  [field: string]: unknown;
+}
+
+/** A failure to inject instead of an answer. */
+export type Fault =
+  /** 429 with a `retry-after` header (seconds, default 0 so retries are immediate). */
+  | { fault: 'rate-limit'; retryAfterSeconds?: number }
+  /** 5xx (default 500); `retryAfterSeconds` adds a `retry-after` header to skip the SDK's backoff. */
+  | { fault: 'server-error'; status?: number; retryAfterSeconds?: number }
+  /** 401 invalid_api_key. */
+  | { fault: 'unauthorized' }
+  /** 404 model_not_found. */
+  | { fault: 'unknown-model' }
+  /** 400 with the given message. */
+  | { fault: 'bad-request'; message?: string }
+  /** 200 with a body that is not JSON (for a stream: an SSE event that is not JSON). */
+  | { fault: 'malformed' }
+  /** Sends part of the response, then destroys the connection. */
+  | { fault: 'drop' };
+
+/** What the server answers to one chat completion. */
+export type ChatAnswer =
+  | string
+  | (Fault & { delayMs?: number })
+  | {
+      text: string;
+      /** Override the usage reported; `false` reports none (the client must count tokens itself). */
+      usage?: { promptTokens: number; completionTokens: number } | false;
+      /** Wait this long before answering (on top of the server's `latencyMs`). */
+      delayMs?: number;
+    };
+
+/** One request as received, in arrival order. */
+export interface ReceivedRequest {
+  method: string;
+  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON body (undefined for GET or an unparsable body). */
+  body: unknown;
+  /** Requests being handled when this one arrived, itself included. */
+  inFlight: number;
+}
+
+export interface OpenAIServerOptions {
+  /** Answers consumed in order by chat completions before `reply` is consulted. */
+  answers?: ChatAnswer[];
+  /** Computes an answer for each chat completion once the queue is empty. */
+  reply?: (body: ChatRequestBody, request: ReceivedRequest) => ChatAnswer | Promise<ChatAnswer>;
+  /** Answer when neither the queue nor `reply` gives one. Default `Hello from the test server.` */
+  defaultAnswer?: string;
+  /** Model ids listed by GET /v1/models. Default `['gpt-4o-mini', 'text-embedding-3-small']`. */
+  models?: string[];
+  /** Answer 404 model_not_found to chat and embedding requests for models not in `models`. */
+  rejectUnknownModels?: boolean;
+  /** When set, every request with another bearer token gets 401. */
+  apiKey?: string;
+  /** Answer 400 to chat requests whose `response_format.type` is one of these. */
+  rejectResponseFormats?: Array<'json_schema' | 'json_object'>;
+  /**
+   * Act like a server that ignores `logit_bias` and `max_tokens` (many local servers): the answer is
+   * sent whole. Otherwise both are honoured: the answer is cut to `max_tokens` tokens and, when
+   * `logit_bias` pushes tokens up, it is one of those tokens.
+   */
+  ignoreLogitBias?: boolean;
+  /** Report token usage (whole responses, and streams that ask for it). Default true. */
+  sendUsage?: boolean;
+  /** Wait this long before every chat and embedding answer. */
+  latencyMs?: number;
+  /** How embeddings are encoded: as the request asks (default), or always one way. */
+  embeddingEncoding?: 'as-requested' | 'float' | 'base64';
+  /** Length of embedding vectors. Default 8. */
+  embeddingDimensions?: number;
+  /** Injected before embedding requests, consumed in order. */
+  embeddingFaults?: Fault[];
+}
+
+/** A running test server. */
+export interface OpenAIServer {
+  /** Base URL including `/v1`, as OPENAI_BASE_URL takes it. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in order. */
+  readonly requests: ReceivedRequest[];
+  /** The bodies of the chat completion requests, in order. */
+  chatRequests(): ChatRequestBody[];
+  /** The highest number of requests handled at once so far. */
+  readonly maxInFlight: number;
+  /** Appends answers to the queue. */
+  enqueue(...answers: ChatAnswer[]): void;
+  /** Stops listening and cuts open connections. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MODELS = ['gpt-4o-mini', 'text-embedding-3-small'];
+
+/** Starts a server on 127.0.0.1 with a random free port. */
+export async function startOpenAIServer(options: OpenAIServerOptions = {}): Promise<OpenAIServer> {
+  const queue: ChatAnswer[] = [...(options.answers ?? [])];
+  const embeddingFaults: Fault[] = [...(options.embeddingFaults ?? [])];
+  const requests: ReceivedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const models = options.models ?? DEFAULT_MODELS;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let completionCount = 0;
+
+  const server = createServer((req, res) => {
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.on('close', () => (inFlight -= 1));
+    // A client that went away (timeout, abort) makes later writes fail; that is not a test failure.
+    res.on('error', () => undefined);
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, String(error), 'server_error');
+      else res.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const text = await readBody(req);
+    const received: ReceivedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body: parseJson(text),
+      inFlight,
+    };
+    requests.push(received);
+
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return sendFault(res, { fault: 'unauthorized' });
+    }
+    if (req.method === 'GET' && path === '/v1/models') {
+      return sendJson(res, 200, {
+        object: 'list',
+        data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'test-server' })),
+      });
+    }
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      return chat(received, res);
+    }
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      return embeddings(received, res);
+    }
+    sendError(res, 404, `no route for ${req.method} ${path}`, 'not_found');
+  }
+
+  async function chat(received: ReceivedRequest, res: ServerResponse): Promise<void> {
+    const body = received.body as ChatRequestBody | undefined;
+    if (!body || typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+      return sendError(res, 400, 'model and messages are required', 'invalid_request_error');
+    }
+    if (options.rejectUnknownModels && !models.includes(body.model)) {
+      return sendFault(res, { fault: 'unknown-model' }, body.model);
+    }
+    const format = body.response_format?.type;
+    if (format && (options.rejectResponseFormats as string[] | undefined)?.includes(format)) {
+      return sendError(res, 400, `response_format ${format} is not supported`, 'invalid_request_error');
+    }
+    const answer = queue.shift() ?? (await options.reply?.(body, received)) ?? defaultAnswer();
+    const normalized = typeof answer === 'string' ? { text: answer } : answer;
+    await sleep((options.latencyMs ?? 0) + (normalized.delayMs ?? 0));
+    if (res.destroyed) return;
+    if ('fault' in normalized) {
+      return body.stream ? streamFault(res, normalized, body.model) : sendFault(res, normalized, body.model);
+    }
+    const text = shapeAnswer(normalized.text, body);
+    const usage =
+      normalized.usage === false || options.sendUsage === false
+        ? undefined
+        : (normalized.usage ?? {
+            promptTokens: countMessageTokens(body.model, body.messages),
+            completionTokens: countTokens(body.model, text),
+          });
+    completionCount += 1;
+    const id = `chatcmpl-test-${completionCount}`;
+    const finishReason = text.length < normalized.text.length ? 'length' : 'stop';
+    if (body.stream) return streamAnswer(res, id, body, text, usage, finishReason);
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: text },
+          finish_reason: finishReason,
+          logprobs: null,
+        },
+      ],
+      ...(usage ? { usage: usageJson(usage) } : {}),
+    });
+  }
+
+  function defaultAnswer(): string {
+    return options.defaultAnswer ?? 'Hello from the test server.';
+  }
+
+  /** Applies max_tokens and logit_bias the way a model that honours them would. */
+  function shapeAnswer(text: string, body: ChatRequestBody): string {
+    if (options.ignoreLogitBias) return text;
+    const favoured = Object.entries(body.logit_bias ?? {})
+      .filter(([, bias]) => bias >= 50)
+      .map(([id]) => tokenText(body.model, Number(id)));
+    let shaped = text;
+    if (favoured.length > 0) shaped = pickFavoured(text, favoured);
+    const limit = limitOf(body);
+    if (limit !== undefined) shaped = firstTokens(body.model, shaped, limit);
+    return shaped;
+  }
+
+  async function embeddings(received: ReceivedRequest, res: ServerResponse): Promise<void> {
+    const body = received.body as { model?: unknown; input?: unknown; encoding_format?: unknown } | undefined;
+    const model = typeof body?.model === 'string' ? body.model : '';
+    const input = typeof body?.input === 'string' ? [body.input] : body?.input;
+    if (!model || !Array.isArray(input) || !input.every((item) => typeof item === 'string')) {
+      return sendError(
+        res,
+        400,
+        'model and input (string or string[]) are required',
+        'invalid_request_error',
+      );
+    }
+    if (options.rejectUnknownModels && !models.includes(model)) {
+      return sendFault(res, { fault: 'unknown-model' }, model);
+    }
+    await sleep(options.latencyMs ?? 0);
+    const fault = embeddingFaults.shift();
+    if (fault) return sendFault(res, fault, model);
+    const encoding =
+      options.embeddingEncoding === 'float' || options.embeddingEncoding === 'base64'
+        ? options.embeddingEncoding
+        : body?.encoding_format === 'base64'
+          ? 'base64'
+          : 'float';
+    const dimensions = options.embeddingDimensions ?? 8;
+    sendJson(res, 200, {
+      object: 'list',
+      model,
+      data: input.map((text, index) => {
+        const vector = testEmbedding(text, dimensions);
+        return { object: 'embedding', index, embedding: encoding === 'base64' ? toBase64(vector) : vector };
+      }),
+      ...(options.sendUsage === false
+        ? {}
+        : {
+            usage: {
+              prompt_tokens: input.reduce((sum, text) => sum + countTokens(model, text), 0),
+              total_tokens: input.reduce((sum, text) => sum + countTokens(model, text), 0),
+            },
+          }),
+    });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    chatRequests: () =>
+      requests
+        .filter((request) => request.path === '/v1/chat/completions' && request.body)
+        .map((request) => request.body as ChatRequestBody),
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    enqueue: (...answers) => queue.push(...answers),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The vector the server returns for `text`: deterministic and easy to predict in a test, element i is
+ * ((sum of char codes + i) mod 10) / 10.
+ */
+export function testEmbedding(text: string, dimensions = 8): number[] {
+  let sum = 0;
+  for (const char of text) sum += char.codePointAt(0) ?? 0;
+  return Array.from({ length: dimensions }, (_, index) => ((sum + index) % 10) / 10);
+}
+
+function limitOf(body: ChatRequestBody): number | undefined {
+  return body.max_completion_tokens ?? body.max_tokens;
+}
+
+/** The favoured token the answer starts with, or that occurs earliest in it as a word, or the first. */
+function pickFavoured(text: string, favoured: string[]): string {
+  const trimmed = text.trimStart();
+  const starting = favoured.find((token) => token.trim() !== '' && trimmed.startsWith(token.trim()));
+  if (starting !== undefined) return starting;
+  let best: { token: string; at: number } | undefined;
+  for (const token of favoured) {
+    const word = token.trim();
+    if (word === '') continue;
+    const at = text.search(new RegExp(`\\b${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`));
+    if (at >= 0 && (!best || at < best.at)) best = { token, at };
+  }
+  return best?.token ?? favoured[0] ?? '';
+}
+
+function firstTokens(model: string, text: string, limit: number): string {
+  const words = text.match(/\s*\S+\s*/g) ?? [];
+  let result = '';
+  for (const word of words) {
+    if (countTokens(model, result + word) > limit) break;
+    result += word;
+  }
+  // A single word longer than the limit still yields its first characters, like a truncated token.
+  return result === '' && text !== '' ? text.slice(0, Math.max(1, limit)) : result.trimEnd();
+}
+
+function streamAnswer(
+  res: ServerResponse,
+  id: string,
+  body: ChatRequestBody,
+  text: string,
+  usage: { promptTokens: number; completionTokens: number } | undefined,
+  finishReason: string,
+): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices, ...extra })}\n\n`,
+    );
+  chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  for (const piece of text.match(/\s*\S+\s*/g) ?? []) {
+    chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]);
+  }
+  chunk([{ index: 0, delta: {}, finish_reason: finishReason }]);
+  if (usage && body.stream_options?.include_usage) chunk([], { usage: usageJson(usage) });
+  res.end('data: [DONE]\n\n');
+}
+
+function streamFault(res: ServerResponse, fault: Fault, model: string): void {
+  if (fault.fault === 'malformed') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end('data: {"choices": [ this is not json\n\ndata: [DONE]\n\n');
+    return;
+  }
+  if (fault.fault === 'drop') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(
+      `data: ${JSON.stringify({ id: 'chatcmpl-drop', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: 'Partial ' }, finish_reason: null }] })}\n\n`,
+    );
+    setTimeout(() => res.destroy(), 20);
+    return;
+  }
+  sendFault(res, fault, model);
+}
+
+function sendFault(res: ServerResponse, fault: Fault, model = 'the model'): void {
+  switch (fault.fault) {
+    case 'rate-limit':
+      res.setHeader('retry-after', String(fault.retryAfterSeconds ?? 0));
+      return sendError(res, 429, 'Rate limit reached for requests', 'rate_limit_exceeded');
+    case 'server-error':
+      if (fault.retryAfterSeconds !== undefined)
+        res.setHeader('retry-after', String(fault.retryAfterSeconds));
+      return sendError(
+        res,
+        fault.status ?? 500,
+        'The server had an error processing your request',
+        'server_error',
+      );
+    case 'unauthorized':
+      return sendError(res, 401, 'Incorrect API key provided', 'invalid_api_key');
+    case 'unknown-model':
+      return sendError(res, 404, `The model \`${model}\` does not exist`, 'model_not_found');
+    case 'bad-request':
+      return sendError(res, 400, fault.message ?? 'Bad request', 'invalid_request_error');
+    case 'malformed':
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id": "chatcmpl-broken", "choices": [ this is not json');
+      return;
+    case 'drop':
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"id": "chatcmpl-drop", "choices": [');
+      setTimeout(() => res.destroy(), 20);
+      return;
+  }
+}
+
+function sendError(res: ServerResponse, status: number, message: string, code: string): void {
+  sendJson(res, status, { error: { message, type: code, param: null, code } });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function usageJson(usage: { promptTokens: number; completionTokens: number }) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+function toBase64(vector: number[]): string {
+  return Buffer.from(new Float32Array(vector).buffer).toString('base64');
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
