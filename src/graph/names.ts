@@ -1,0 +1,44 @@
+/** Rules for node names, and the "did you mean" suggestion used when a name is not found. */
+
+/**
+ * Why a node name cannot be used, or undefined when it can. Transition strings give meaning to some
+ * spellings (`quit`, `return x`, `$var`, `p.*`, `u.n`), and CSV transition lists are comma-separated,
+ * so a node named like that could never be the target of a transition.
+ */
+export function nodeNameProblem(name: string): string | undefined {
+  if (name.trim() !== name) return 'has leading or trailing spaces';
+  if (name === 'quit' || name === 'return' || name.startsWith('return '))
+    return `"${name.split(' ')[0]}" is a reserved transition word`;
+  if (name.startsWith('$')) return 'starts with "$", which marks a variable transition';
+  if (name.endsWith('.*')) return 'ends with ".*", which marks a wildcard transition';
+  if (name.endsWith('.n')) return 'ends with ".n", which marks a visit-numbered transition';
+  if (!name.includes('(') && name.includes(',')) return 'contains a comma, which separates transitions';
+  return undefined;
+}
+
+/** The candidate closest to `name` by edit distance, when it is close enough to be a likely typo. */
+export function closestName(name: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
