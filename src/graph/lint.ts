@@ -1,0 +1,308 @@
+/**
+ * The graph linter: every check that does not need a model or a run. Loading, validating, designing and
+ * self-editing all go through it, so a problem is reported the same way wherever it is found.
+ */
+import { closestName, nodeNameProblem } from './names.js';
+import type { CompiledNode } from './parse.js';
+import type { GraphFile } from './schema.js';
+import { reachableFrom, startNodeOf, visitMembers, wildcardMembers } from './structure.js';
+import { compileGraph } from './view.js';
+
+/** One problem in a graph. `node` is absent for problems of the graph as a whole. */
+export interface Finding {
+  severity: 'error' | 'warning';
+  node?: string;
+  message: string;
+  hint?: string;
+}
+
+/** The most answers a multiple-choice transition question can offer: one letter each, A–Z. */
+export const MAX_CHOICES = 26;
+
+const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
+
+/** What every check reads: the compiled nodes and a lookup by name. */
+interface LintContext {
+  file: GraphFile;
+  nodes: CompiledNode[];
+  byName: Map<string, CompiledNode>;
+  has: (name: string) => boolean;
+}
+
+/** Checks a graph and returns its findings, graph-level ones first, then per node in file order. */
+export function lintGraph(file: GraphFile): Finding[] {
+  const { nodes, problems } = compileGraph(file);
+  const byName = new Map<string, CompiledNode>();
+  for (const node of nodes) if (!byName.has(node.name)) byName.set(node.name, node);
+  const ctx: LintContext = { file, nodes, byName, has: (name) => byName.has(name) };
+
+  const findings: Finding[] = [
+    ...problems.map((p): Finding => ({ severity: 'error', node: p.node, message: p.message })),
+    ...nameFindings(ctx),
+    ...nodes.flatMap((node) => transitionFindings(node, ctx)),
+    ...wildcardFindings(ctx),
+    ...visitFindings(ctx),
+    ...functionFindings(ctx),
+    ...reachabilityFindings(ctx),
+  ];
+  return sortByNode(findings, nodes);
+}
+
+/** True when any finding is an error. */
+export function hasErrors(findings: readonly Finding[]): boolean {
+  return findings.some((f) => f.severity === 'error');
+}
+
+function nameFindings({ nodes }: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  const reported = new Set<string>();
+  if (nodes.length === 0) findings.push({ severity: 'error', message: 'the graph has no nodes' });
+  for (const node of nodes) {
+    const problem = nodeNameProblem(node.name);
+    if (problem)
+      findings.push({ severity: 'error', node: node.name, message: `invalid node name: ${problem}` });
+    if (seen.has(node.name) && !reported.has(node.name)) {
+      reported.add(node.name);
+      findings.push({
+        severity: 'error',
+        node: node.name,
+        message: `duplicate node name "${node.name}"`,
+        hint: 'node names must be unique; rename one of them',
+      });
+    }
+    seen.add(node.name);
+  }
+  return findings;
+}
+
+function transitionFindings(node: CompiledNode, ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const error = (message: string, hint?: string): void => {
+    findings.push({ severity: 'error', node: node.name, message, ...(hint ? { hint } : {}) });
+  };
+  const warning = (message: string, hint?: string): void => {
+    findings.push({ severity: 'warning', node: node.name, message, ...(hint ? { hint } : {}) });
+  };
+
+  for (const target of node.targets) {
+    if (target.kind === 'node' && !ctx.has(target.name)) {
+      const near = closestName(target.name, ctx.byName.keys());
+      error(`transition to missing node "${target.name}"`, near ? `did you mean "${near}"?` : undefined);
+    } else if (target.kind === 'visit' && !ctx.has(`${target.base}.1`)) {
+      error(`transition "${target.base}.n" needs a node named "${target.base}.1"`);
+    }
+  }
+
+  const count = node.transitions.length;
+  if (count > 1) {
+    if (!node.transitionQuestion?.trim())
+      error(
+        `has ${count} transitions but no transitionQuestion`,
+        'add a multiple-choice question whose answers pick the transition',
+      );
+    if (node.transitionChoices.length !== count)
+      error(
+        `has ${count} transitions but ${node.transitionChoices.length} transitionChoices`,
+        'give exactly one choice per transition, in the same order',
+      );
+    if (count > MAX_CHOICES)
+      error(`has ${count} transitions; a multiple-choice question offers at most ${MAX_CHOICES} (A-Z)`);
+  } else if (node.transitionQuestion?.trim() || node.transitionChoices.length > 0) {
+    warning('has a transition question or choices but at most one transition; they are never asked');
+  }
+  if (node.userInstructions.length > 0 && node.userInstructions.length !== count)
+    warning(
+      `has ${node.userInstructions.length} userInstructions for ${count} transitions`,
+      'the user simulator needs one instruction per transition',
+    );
+  if (count === 0 && !CHAT_ACTIONS.has(node.action))
+    warning(
+      `a ${node.action} node with no transitions: the conversation would stop here without a reply`,
+      'add a transition, or "quit" to end the run on purpose',
+    );
+  return findings;
+}
+
+/** Every `p.*` used anywhere: its group must exist, be tried in order and end with an else branch. */
+function wildcardFindings(ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const users = groupUsers(ctx.nodes, (t) => (t.kind === 'wildcard' ? t.prefix : undefined));
+  const members = new Set<string>();
+  for (const [prefix, userNames] of users) {
+    const group = wildcardMembers(prefix, ctx.has);
+    group.forEach((m) => members.add(m));
+    if (group.length === 0) {
+      for (const user of userNames)
+        findings.push({
+          severity: 'error',
+          node: user,
+          message: `transition "${prefix}.*" needs nodes "${prefix}.a", "${prefix}.b", …; there is no "${prefix}.a"`,
+        });
+      continue;
+    }
+    group.slice(0, -1).forEach((name, i) => {
+      if (!ctx.byName.get(name)!.booleanCondition?.trim())
+        findings.push({
+          severity: 'error',
+          node: name,
+          message: `is tried by "${prefix}.*" before "${group[i + 1]}" but has no booleanCondition`,
+          hint: 'give it a JavaScript condition; only the last member of the group may go without',
+        });
+    });
+    const last = group[group.length - 1]!;
+    if (ctx.byName.get(last)!.booleanCondition?.trim())
+      findings.push({
+        severity: 'warning',
+        node: last,
+        message: `is the last member of "${prefix}.*", so it is the else branch and its booleanCondition is never evaluated`,
+        hint: 'drop the condition, or add an unconditional member after it as the else branch',
+      });
+    findings.push(...strayMembers(ctx, prefix, /^[a-z]$/, group, `"${prefix}.*"`));
+  }
+  for (const node of ctx.nodes)
+    if (node.booleanCondition?.trim() && !members.has(node.name))
+      findings.push({
+        severity: 'warning',
+        node: node.name,
+        message: 'has a booleanCondition but no wildcard transition tries it',
+        hint: 'conditions are evaluated only for nodes p.a, p.b, … reached by a transition "p.*"',
+      });
+  return findings;
+}
+
+function visitFindings(ctx: LintContext): Finding[] {
+  const users = groupUsers(ctx.nodes, (t) => (t.kind === 'visit' ? t.base : undefined));
+  return [...users.keys()].flatMap((base) =>
+    strayMembers(ctx, base, /^[1-9]\d*$/, visitMembers(base, ctx.has), `"${base}.n"`),
+  );
+}
+
+/** Nodes named like members of a group that the group never reaches because of a gap before them. */
+function strayMembers(
+  ctx: LintContext,
+  prefix: string,
+  suffix: RegExp,
+  group: readonly string[],
+  transition: string,
+): Finding[] {
+  return ctx.nodes
+    .filter((n) => n.name.startsWith(`${prefix}.`) && suffix.test(n.name.slice(prefix.length + 1)))
+    .filter((n) => !group.includes(n.name))
+    .map((n) => ({
+      severity: 'warning' as const,
+      node: n.name,
+      message: `is never reached by ${transition}: the group stops at ${group.length > 0 ? `"${group[group.length - 1]}"` : 'its first missing member'}`,
+      hint: 'group members must be numbered or lettered without gaps',
+    }));
+}
+
+function groupUsers(
+  nodes: readonly CompiledNode[],
+  key: (target: CompiledNode['targets'][number]) => string | undefined,
+): Map<string, string[]> {
+  const users = new Map<string, string[]>();
+  for (const node of nodes)
+    for (const target of node.targets) {
+      const k = key(target);
+      if (k === undefined) continue;
+      const list = users.get(k) ?? [];
+      if (!list.includes(node.name)) list.push(node.name);
+      users.set(k, list);
+    }
+  return users;
+}
+
+function functionFindings(ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const callables = new Map<string, CompiledNode>();
+  for (const node of ctx.nodes) {
+    if (!node.callable) continue;
+    const earlier = callables.get(node.callable.fn);
+    if (earlier)
+      findings.push({
+        severity: 'error',
+        node: node.name,
+        message: `function "${node.callable.fn}" is already defined by node "${earlier.name}"`,
+      });
+    else callables.set(node.callable.fn, node);
+  }
+  for (const node of ctx.nodes) {
+    if (!node.call) continue;
+    const { fn, args } = node.call;
+    const callee = callables.get(fn);
+    if (!callee) {
+      const near = closestName(fn, callables.keys());
+      const hint = ctx.has(fn)
+        ? `node "${fn}" is not callable; name it "${fn}(…)" with its parameters`
+        : near
+          ? `did you mean "${near}"?`
+          : undefined;
+      findings.push({
+        severity: 'error',
+        node: node.name,
+        message: `calls "${fn}", but no node is named "${fn}(…)"`,
+        ...(hint ? { hint } : {}),
+      });
+    } else if (callee.callable!.params.length !== args.length) {
+      const takes = callee.callable!.params.length;
+      findings.push({
+        severity: 'error',
+        node: node.name,
+        message: `calls ${fn} with ${args.length} argument${args.length === 1 ? '' : 's'}, but "${callee.name}" takes ${takes}`,
+      });
+    }
+  }
+  return findings;
+}
+
+/** Unreachable nodes, a start node that does not exist, and `return` where no function leads. */
+function reachabilityFindings(ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const start = startNodeOf(ctx.file);
+  if (start !== undefined && !ctx.has(start)) {
+    const near = closestName(start, ctx.byName.keys());
+    findings.push({
+      severity: 'error',
+      message: `the start node "${start}" (config.startNode) does not exist`,
+      ...(near ? { hint: `did you mean "${near}"?` } : {}),
+    });
+  }
+  const callables = ctx.nodes.filter((n) => n.callable).map((n) => n.name);
+  const inFunction = reachableFrom(callables, ctx.nodes);
+  for (const node of ctx.nodes)
+    if (node.targets.some((t) => t.kind === 'return') && !inFunction.has(node.name))
+      findings.push({
+        severity: 'error',
+        node: node.name,
+        message: 'return outside a function: no callable node (named like "f(x)") leads here',
+      });
+
+  if (start === undefined || !ctx.has(start)) return findings;
+  const interjections = ctx.nodes.filter((n) => n.isInterjection).map((n) => n.name);
+  const reachable = reachableFrom([start, ...callables, ...interjections], ctx.nodes);
+  const variableJumps = ctx.nodes.some(
+    (n) => reachable.has(n.name) && n.targets.some((t) => t.kind === 'variable'),
+  );
+  for (const node of ctx.nodes)
+    if (!reachable.has(node.name))
+      findings.push({
+        severity: 'warning',
+        node: node.name,
+        message: `is unreachable from the start node "${start}", every function and every interjection`,
+        ...(variableJumps ? { hint: 'a $variable transition may still lead here at run time' } : {}),
+      });
+  return findings;
+}
+
+function sortByNode(findings: Finding[], nodes: readonly CompiledNode[]): Finding[] {
+  const order = new Map<string, number>();
+  nodes.forEach((n, i) => {
+    if (!order.has(n.name)) order.set(n.name, i);
+  });
+  const rank = (f: Finding): number => (f.node === undefined ? -1 : (order.get(f.node) ?? nodes.length));
+  return findings
+    .map((finding, i) => ({ finding, i }))
+    .sort((a, b) => rank(a.finding) - rank(b.finding) || a.i - b.i)
+    .map(({ finding }) => finding);
+}
