@@ -1,0 +1,170 @@
+/**
+ * The whole state of a conversation with an autogram, as plain JSON: the memory stack of frames, where the
+ * run stands, and logs. It is saved after any reply and loaded in another process to continue, so nothing
+ * here may hold functions, class instances or references into the interpreter.
+ */
+import { z } from 'zod';
+import { UserError } from '../errors.js';
+import type { GraphView } from '../graph/view.js';
+
+export const STATE_FORMAT = 'meta-agent/state@1';
+
+/** How a frame was entered: the root conversation, or one of the three function kinds. */
+export type ScopeKind = 'root' | 'function' | 'local_function' | 'global_function';
+
+/**
+ * One chat or thought node's model turn, kept for prompt formation (seed 001). `userReply` is the user
+ * reply this node consumed (it came immediately after it), or '' when none did.
+ */
+export interface Turn {
+  node: string;
+  kind: 'chat' | 'thought';
+  /** The instruction as the model saw it, `$var`s embedded. */
+  instruction: string;
+  userReply: string;
+  output: string;
+}
+
+/** One layer of the memory stack. A function call pushes one; a return pops it. */
+export interface Frame {
+  scope: ScopeKind;
+  variables: Record<string, unknown>;
+  turns: Turn[];
+  /** The chatbot's initial prompt in this frame (set_prompt / append_prompt change it). */
+  prompt: string;
+  /** The simulated user's initial prompt in this frame. */
+  userPrompt: string;
+  /** The function node that pushed this frame; absent for the root and for a call from the host (applyFn). */
+  caller?: string;
+  /** The caller's variable that receives the returned value. */
+  assignTo?: string;
+  /** Output of the last node run in this frame: what a bare `return` returns. */
+  lastOutput?: unknown;
+}
+
+/** A model call, for the log (prompts are not kept: the trace has the events, and states stay small). */
+export interface ModelCallRecord {
+  role: 'chatbot' | 'classifier' | 'userbot';
+  node: string;
+  model: string;
+  output: string;
+}
+
+export interface ConversationState {
+  format: typeof STATE_FORMAT;
+  /** Name of the graph the conversation runs. */
+  graphName: string;
+  /** The graph version of the last step (a self-editing graph changes between steps). */
+  graphVersion: number;
+  stack: Frame[];
+  /** The node run last, whose transition is still to be taken; absent before the first reply. */
+  current?: string;
+  /** A user reply no chat or thought node has consumed yet. */
+  pendingUser: string;
+  /** Times each node was entered (drives `name.n` transitions). */
+  visits: Record<string, number>;
+  /** Nodes entered, in order, with the stack depth at entry. */
+  visited: { node: string; depth: number }[];
+  modelCalls: ModelCallRecord[];
+  ended: boolean;
+  /** Reserved for a snapshot of a self-editing graph (VersionedGraph.toJSON), stored by self-referential runs. */
+  graph?: unknown;
+}
+
+const turnSchema = z.object({
+  node: z.string(),
+  kind: z.enum(['chat', 'thought']),
+  instruction: z.string(),
+  userReply: z.string(),
+  output: z.string(),
+});
+
+const frameSchema = z.object({
+  scope: z.enum(['root', 'function', 'local_function', 'global_function']),
+  variables: z.record(z.string(), z.unknown()),
+  turns: z.array(turnSchema),
+  prompt: z.string(),
+  userPrompt: z.string(),
+  caller: z.string().optional(),
+  assignTo: z.string().optional(),
+  lastOutput: z.unknown().optional(),
+});
+
+const stateSchema = z.object({
+  format: z.literal(STATE_FORMAT),
+  graphName: z.string(),
+  graphVersion: z.number().int().nonnegative(),
+  stack: z.array(frameSchema).min(1),
+  current: z.string().optional(),
+  pendingUser: z.string(),
+  visits: z.record(z.string(), z.number().int().nonnegative()),
+  visited: z.array(z.object({ node: z.string(), depth: z.number().int().nonnegative() })),
+  modelCalls: z.array(
+    z.object({
+      role: z.enum(['chatbot', 'classifier', 'userbot']),
+      node: z.string(),
+      model: z.string(),
+      output: z.string(),
+    }),
+  ),
+  ended: z.boolean(),
+  graph: z.unknown().optional(),
+});
+
+/** A fresh conversation on `graph`: one root frame with the graph's prompts, nothing run yet. */
+export function newState(graph: GraphView): ConversationState {
+  return {
+    format: STATE_FORMAT,
+    graphName: graph.name,
+    graphVersion: graph.version,
+    stack: [
+      {
+        scope: 'root',
+        variables: {},
+        turns: [],
+        prompt: graph.config.prompt,
+        userPrompt: graph.config.userPrompt,
+      },
+    ],
+    pendingUser: '',
+    visits: {},
+    visited: [],
+    modelCalls: [],
+    ended: false,
+  };
+}
+
+/** Serializes a state for a file; `loadState` reads it back. */
+export function saveState(state: ConversationState): string {
+  return JSON.stringify(state, null, 2) + '\n';
+}
+
+/** Parses and checks a saved state. A file that is not one ends in a UserError saying what is wrong. */
+export function loadState(text: string, source = 'state'): ConversationState {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`${source} is not JSON: ${(error as Error).message}`, 2);
+  }
+  return parseState(json, source);
+}
+
+/** Checks that a parsed JSON value is a conversation state. */
+export function parseState(json: unknown, source = 'state'): ConversationState {
+  const result = stateSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : '';
+    throw new UserError(
+      `${source} is not a meta-agent conversation state (${STATE_FORMAT})${where}: ${issue?.message ?? 'invalid'}`,
+      2,
+    );
+  }
+  return result.data as ConversationState;
+}
+
+/** The frame on top of the stack: where the running node's variables and turns go. */
+export function topFrame(state: ConversationState): Frame {
+  return state.stack[state.stack.length - 1]!;
+}

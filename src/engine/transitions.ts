@@ -1,0 +1,215 @@
+/**
+ * Transition choice as pure functions of (graph, state): which question the classifier must answer, if
+ * any, and where a chosen transition string leads. The interpreter asks the questions and evaluates the
+ * wildcard conditions (both are effects); everything that decides is here, where tests call it directly.
+ */
+import { UserError } from '../errors.js';
+import { closestName } from '../graph/names.js';
+import { parseTransition, type CompiledNode } from '../graph/parse.js';
+import { visitMembers, wildcardMembers } from '../graph/structure.js';
+import type { GraphView } from '../graph/view.js';
+import { variablesInScope } from './memory.js';
+import { classifierHistory } from './prompt.js';
+import type { ConversationState } from './state.js';
+import { renderTemplate } from './template.js';
+
+/** A multiple-choice question for the classifier, with the conversation it is about. */
+export interface ChoiceQuestion {
+  question: string;
+  /** Answer texts; a yes/no pair is always yes first. */
+  choices: string[];
+  /** `yesno` when the two choices are yes and no (answered Yes/No); otherwise lettered A, B, C… */
+  kind: 'letters' | 'yesno';
+  /** The conversation, one block of text (Appendix B). */
+  history: string;
+}
+
+/**
+ * How a node's transitions are taken: straight to its only transition, or by asking the classifier, whose
+ * answer i picks `targets[i]`.
+ */
+export type TransitionPlan =
+  | { kind: 'fixed'; target: string }
+  | {
+      kind: 'ask';
+      question: ChoiceQuestion;
+      targets: string[];
+      /** `order[i]` is the index in the node's transitions of choice i (the choices may be reordered). */
+      order: number[];
+    };
+
+/** Where a transition string leads, once `$var`s are embedded and `name.n` is counted. */
+export type Resolution =
+  | { kind: 'node'; name: string }
+  /** A `p.*` wildcard: try each member's condition in order; the last member is the else. */
+  | { kind: 'branches'; members: { name: string; condition?: string }[] }
+  | { kind: 'return'; expression?: string }
+  | { kind: 'quit' };
+
+const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
+
+/** True for the nodes that reply to the user and wait (after which interjections are checked). */
+export function isChatNode(node: CompiledNode): boolean {
+  return CHAT_ACTIONS.has(node.action);
+}
+
+/** Choices are a yes/no pair when, ignoring case and a final period, they are exactly "yes" and "no". */
+export function isYesNo(choices: readonly string[]): boolean {
+  if (choices.length !== 2) return false;
+  const normalized = choices.map(normalizeYesNo).sort();
+  return normalized[0] === 'no' && normalized[1] === 'yes';
+}
+
+/** "Yes." -> "yes": how a yes/no choice and a classifier's Yes/No answer are compared. */
+export function normalizeYesNo(text: string): string {
+  return text.trim().replace(/\.$/, '').toLowerCase();
+}
+
+/** How `node`'s transitions are to be taken in `state`. A node without transitions is an error in the graph. */
+export function planTransition(
+  graph: GraphView,
+  node: CompiledNode,
+  state: ConversationState,
+): TransitionPlan {
+  const targets = node.transitions;
+  if (targets.length === 0)
+    throw new UserError(
+      `node "${node.name}" has no transitions, so the run cannot go on from it`,
+      1,
+      'add a transition (a node name, `return` or `quit`)',
+    );
+  if (targets.length === 1) return { kind: 'fixed', target: targets[0]! };
+
+  const variables = variablesInScope(state);
+  const render = (text: string, field: string): string =>
+    renderTemplate(text, variables, { node: node.name, field });
+  const question = render(
+    node.transitionQuestion?.trim() || 'Which of the following should happen next?',
+    'transition question',
+  );
+  // A missing choice falls back to the transition it stands for, so the question stays answerable.
+  let choices = targets.map((target, i) =>
+    render(node.transitionChoices[i]?.trim() || target, 'transition choice'),
+  );
+  let order = targets.map((_, i) => i);
+  const yesNo = isYesNo(choices);
+  // The classifier answers Yes for the first choice of a yes/no pair, so "no, yes" is asked as "yes, no".
+  if (yesNo && normalizeYesNo(choices[0]!) === 'no') {
+    choices = [choices[1]!, choices[0]!];
+    order = [1, 0];
+  }
+  return {
+    kind: 'ask',
+    targets: order.map((i) => targets[i]!),
+    order,
+    question: {
+      question,
+      choices,
+      kind: yesNo ? 'yesno' : 'letters',
+      history: classifierHistory(graph, state, node.transitionContext),
+    },
+  };
+}
+
+/**
+ * The interjection question asked after a chat node (Appendix C), or undefined when the graph has no
+ * interjection nodes. `targets[i]` is the node for choice i; the last choice is the default (no jump).
+ */
+export function planInterjection(
+  graph: GraphView,
+  state: ConversationState,
+): { question: ChoiceQuestion; targets: string[] } | undefined {
+  const nodes = graph.nodes().filter((n) => n.isInterjection);
+  if (nodes.length === 0) return undefined;
+  const choices = [...nodes.map((n) => n.conditionInterjection!.trim()), graph.config.interjectionDefault];
+  return {
+    targets: nodes.map((n) => n.name),
+    question: {
+      question: graph.config.interjectionQuestion,
+      choices,
+      kind: 'letters',
+      // The original interjection check looks at the last exchange only: the agent's reply and the user's answer.
+      history: classifierHistory(graph, state, 1),
+    },
+  };
+}
+
+/**
+ * Where the transition string `target`, taken from node `from`, leads. `$var`s are embedded first; a
+ * whole-string `$var` holds a transition string of its own, which is parsed in turn.
+ */
+export function resolveTarget(
+  graph: GraphView,
+  state: ConversationState,
+  from: CompiledNode,
+  target: string,
+): Resolution {
+  let text = target.trim();
+  if (text.includes('$')) {
+    text = renderTemplate(text, variablesInScope(state), { node: from.name, field: 'transition' }).trim();
+  }
+  const parsed = parseTransition(text);
+  const has = (name: string): boolean => graph.get(name) !== undefined;
+  switch (parsed.kind) {
+    case 'quit':
+      return { kind: 'quit' };
+    case 'return':
+      return parsed.expression === undefined
+        ? { kind: 'return' }
+        : { kind: 'return', expression: parsed.expression };
+    case 'variable':
+      throw new UserError(
+        `node "${from.name}": transition "${target}" resolves to "${text}", which is again a variable`,
+        1,
+        'a variable used as a transition must hold a node name, `return`, `quit`, `p.*` or `u.n`',
+      );
+    case 'wildcard': {
+      const members = wildcardMembers(parsed.prefix, has);
+      if (members.length === 0) throw missingNode(graph, from, target, `${parsed.prefix}.a`);
+      return {
+        kind: 'branches',
+        members: members.map((name) => {
+          const condition = graph.get(name)?.booleanCondition?.trim();
+          return condition ? { name, condition } : { name };
+        }),
+      };
+    }
+    case 'visit': {
+      const members = visitMembers(parsed.base, has);
+      if (members.length === 0) throw missingNode(graph, from, target, `${parsed.base}.1`);
+      // The first member not visited yet; once all are, the last one repeats.
+      const next = members.find((name) => !state.visits[name]) ?? members[members.length - 1]!;
+      return { kind: 'node', name: next };
+    }
+    case 'node':
+      if (!has(parsed.name)) throw missingNode(graph, from, target, parsed.name);
+      return { kind: 'node', name: parsed.name };
+  }
+}
+
+function missingNode(graph: GraphView, from: CompiledNode, target: string, wanted: string): UserError {
+  const suggestion = closestName(
+    wanted,
+    graph.nodes().map((n) => n.name),
+  );
+  return new UserError(
+    `node "${from.name}": transition "${target}" leads to "${wanted}", which is not a node of the graph`,
+    1,
+    suggestion ? `did you mean "${suggestion}"?` : undefined,
+  );
+}
+
+/** The callable node `fn(…)` a function node calls, or a UserError naming the calling node. */
+export function findCallable(graph: GraphView, caller: CompiledNode, fn: string): CompiledNode {
+  const callee = graph.nodes().find((n) => n.callable?.fn === fn);
+  if (callee) return callee;
+  const suggestion = closestName(
+    fn,
+    graph.nodes().flatMap((n) => (n.callable ? [n.callable.fn] : [])),
+  );
+  throw new UserError(
+    `node "${caller.name}" calls ${fn}(…), but no node is named ${fn}(…)`,
+    1,
+    suggestion ? `did you mean ${suggestion}(…)?` : 'name a node like `f(a, b)` to make it callable',
+  );
+}

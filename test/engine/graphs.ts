@@ -1,0 +1,20 @@
+/** Small helpers the engine tests share: graphs from node lists, and fixture files. */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
+
+/** A static graph of `nodes` with `config` over the defaults. */
+export function graphOf(
+  nodes: NodeSpecInput[],
+  config: Partial<GraphConfig> = {},
+  name = 'test',
+): StaticGraph {
+  return new StaticGraph(graphFileSchema.parse({ name, nodes, config }));
+}
+
+/** A graph fixture from test/fixtures/engine/NAME.autogram.json. */
+export function fixture(name: string): StaticGraph {
+  const path = fileURLToPath(new URL(`../fixtures/engine/${name}.autogram.json`, import.meta.url));
+  return new StaticGraph(graphFileSchema.parse(JSON.parse(readFileSync(path, 'utf8'))));
+}

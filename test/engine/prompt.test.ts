@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { pushFrame } from '../../src/engine/memory.js';
+import { chatPrompt, classifierHistory, classifierPrompt, userbotPrompt } from '../../src/engine/prompt.js';
+import { newState, topFrame, type ConversationState, type Turn } from '../../src/engine/state.js';
+import type { StaticGraph } from '../../src/graph/view.js';
+import { graphOf } from './graphs.js';
+
+const nodes = [
+  { name: 'greet', action: 'chat', instruction: 'Greet the user.', transitions: ['think'] },
+  { name: 'think', action: 'thought', instruction: 'Decide what the user needs.', transitions: ['answer'] },
+  { name: 'answer', action: 'chat', instruction: 'Answer the user.', transitions: ['answer'] },
+] as const;
+
+function stateWith(graph: StaticGraph, turns: Turn[], pendingUser = ''): ConversationState {
+  const state = newState(graph);
+  topFrame(state).turns.push(...turns);
+  state.pendingUser = pendingUser;
+  return state;
+}
+
+const greetTurn: Turn = {
+  node: 'greet',
+  kind: 'chat',
+  instruction: 'Greet the user.',
+  userReply: '',
+  output: 'Hi!',
+};
+
+describe('chat prompt formation (seed 001)', () => {
+  const graph = graphOf([...nodes], { prompt: 'You are a tutor.' });
+
+  it('puts the prompt before the first input and ends the last input with the reply start', () => {
+    const state = stateWith(graph, []);
+    const { messages, prefix } = chatPrompt(graph, graph.get('greet')!, state, 'Greet the user.');
+    expect(prefix).toBeUndefined();
+    expect(messages).toEqual([
+      { role: 'user', content: "You are a tutor.\n\nInstruction for Agent: Greet the user.\nAgent's reply:" },
+    ]);
+  });
+
+  it('fills the instruction template with the user reply, agent name and instruction', () => {
+    const state = stateWith(graph, [greetTurn], 'I need help with fractions');
+    const { messages } = chatPrompt(graph, graph.get('answer')!, state, 'Answer the user.');
+    expect(messages).toEqual([
+      { role: 'user', content: "You are a tutor.\n\nInstruction for Agent: Greet the user.\nAgent's reply:" },
+      { role: 'assistant', content: 'Hi!' },
+      {
+        role: 'user',
+        content:
+          "User: I need help with fractions\n\nInstruction for Agent: Answer the user.\nAgent's reply:",
+      },
+    ]);
+  });
+
+  it('keeps only the user reply as the input of a past chat turn that answered one', () => {
+    const answered: Turn = {
+      node: 'answer',
+      kind: 'chat',
+      instruction: 'Answer the user.',
+      userReply: 'What is a half?',
+      output: 'One of two equal parts.',
+    };
+    const state = stateWith(graph, [greetTurn, answered], 'Thanks');
+    const { messages } = chatPrompt(graph, graph.get('answer')!, state, 'Answer the user.');
+    expect(messages[2]).toEqual({ role: 'user', content: "User: What is a half?\nAgent's reply:" });
+    expect(messages[3]).toEqual({ role: 'assistant', content: 'One of two equal parts.' });
+  });
+
+  it('keeps both the user reply and the instruction for a past thought turn, and leaves the last response empty after it', () => {
+    const thought: Turn = {
+      node: 'think',
+      kind: 'thought',
+      instruction: 'Decide what the user needs.',
+      userReply: 'I am lost',
+      output: 'They need an overview.',
+    };
+    const state = stateWith(graph, [greetTurn, thought]);
+    const { messages } = chatPrompt(graph, graph.get('answer')!, state, 'Answer the user.');
+    expect(messages.slice(2)).toEqual([
+      {
+        role: 'user',
+        content: "User: I am lost\n\nInstruction for Agent: Decide what the user needs.\nAgent's reply:",
+      },
+      { role: 'assistant', content: 'They need an overview.' },
+      { role: 'user', content: "Instruction for Agent: Answer the user.\nAgent's reply:" },
+    ]);
+  });
+
+  it('puts the reply start at the start of replies in prefix mode', () => {
+    const prefixGraph = graphOf([...nodes], { replyStartType: 'prefix', agentName: 'Tutor' });
+    const state = stateWith(prefixGraph, [greetTurn], 'hello');
+    const { messages, prefix } = chatPrompt(
+      prefixGraph,
+      prefixGraph.get('answer')!,
+      state,
+      'Answer the user.',
+    );
+    expect(prefix).toBe("Tutor's reply:");
+    expect(messages).toEqual([
+      { role: 'user', content: 'Instruction for Tutor: Greet the user.' },
+      { role: 'assistant', content: "Tutor's reply: Hi!" },
+      { role: 'user', content: 'User: hello\n\nInstruction for Tutor: Answer the user.' },
+      { role: 'assistant', content: "Tutor's reply:" },
+    ]);
+  });
+
+  it("uses a node's own reply start and instruction template", () => {
+    const custom = graphOf([
+      { ...nodes[0], replyStart: 'Answer:', instructionTemplate: '<instruction> (after: <last_response>)' },
+    ]);
+    const state = stateWith(custom, [], 'hey');
+    const { messages } = chatPrompt(custom, custom.get('greet')!, state, 'Greet the user.');
+    expect(messages).toEqual([{ role: 'user', content: 'Greet the user. (after: User: hey)\nAnswer:' }]);
+  });
+
+  it('sees only the turns of a local function inside one', () => {
+    const state = stateWith(graph, [greetTurn]);
+    pushFrame(state, { scope: 'local_function', args: {}, defaults: { prompt: 'Fresh.', userPrompt: '' } });
+    const { messages } = chatPrompt(graph, graph.get('think')!, state, 'Decide what the user needs.');
+    expect(messages).toEqual([
+      {
+        role: 'user',
+        content: "Fresh.\n\nInstruction for Agent: Decide what the user needs.\nAgent's reply:",
+      },
+    ]);
+  });
+
+  it("sees the caller's turns and prompt inside a mixed function", () => {
+    const state = stateWith(graph, [greetTurn]);
+    pushFrame(state, { scope: 'function', args: {}, defaults: { prompt: 'Fresh.', userPrompt: '' } });
+    const { messages } = chatPrompt(graph, graph.get('think')!, state, 'Decide.');
+    expect(messages.map((m) => m.content)).toEqual([
+      "You are a tutor.\n\nInstruction for Agent: Greet the user.\nAgent's reply:",
+      'Hi!',
+      "Instruction for Agent: Decide.\nAgent's reply:",
+    ]);
+  });
+});
+
+describe('classifier prompt (Appendix B)', () => {
+  const graph = graphOf([...nodes]);
+
+  it('concatenates the conversation into one block, oldest first, ending with the user reply', () => {
+    const state = stateWith(graph, [greetTurn], 'yes please');
+    expect(classifierHistory(graph, state)).toBe(
+      "Instruction for Agent: Greet the user.\nAgent's reply:\n\nHi!\n\nUser: yes please",
+    );
+  });
+
+  it('keeps only the last exchanges when a transition context is set', () => {
+    const second: Turn = { node: 'answer', kind: 'chat', instruction: 'x', userReply: 'q1', output: 'a1' };
+    const state = stateWith(graph, [greetTurn, second], 'q2');
+    expect(classifierHistory(graph, state, 1)).toBe('a1\n\nUser: q2');
+  });
+
+  it('puts the question prompt, the conversation and the question in one text', () => {
+    expect(classifierPrompt('Hi!\n\nUser: yes', 'Does the user agree?')).toBe(
+      'I need you to solve a multiple choice question.\n\nHi!\n\nUser: yes\n\nDoes the user agree?',
+    );
+  });
+});
+
+describe('userbot prompt (Appendix D)', () => {
+  it('shows the conversation from the user side and asks for a reply following the instruction', () => {
+    const graph = graphOf([...nodes]);
+    const messages = userbotPrompt(
+      graph.config,
+      'You are a student.',
+      [{ agent: 'Hi!', user: 'hello' }, { agent: 'Ready?' }],
+      'say you are ready',
+    );
+    expect(messages).toEqual([
+      { role: 'user', content: 'You are a student.\n\nHi!' },
+      { role: 'assistant', content: 'hello' },
+      { role: 'user', content: "Ready?\n\nInstruction for User: say you are ready\nUser's reply:" },
+    ]);
+  });
+});
