@@ -1,0 +1,106 @@
+/**
+ * Reading and writing graph files. The extension picks the format: `.autogram.json` / `.json` (native,
+ * checked against the zod schema) or `.csv` (AutoGRAMS spreadsheet). Writes are atomic.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { UserError } from '../errors.js';
+import { graphFromCsv, graphToCsv } from './csv.js';
+import { schemaRefFor } from './json-schema.js';
+import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
+import { graphFileSchema, type GraphFile } from './schema.js';
+
+/** A graph file as read, with what the reader could not carry over (ignored columns, unknown fields). */
+export interface LoadedGraph {
+  file: GraphFile;
+  warnings: string[];
+}
+
+/** The format a path is read and written in, decided by its extension. */
+export function graphFormatOf(path: string): 'json' | 'csv' {
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.json')) return 'json';
+  throw new UserError(
+    `${path}: unknown graph file type`,
+    2,
+    'graph files end in .autogram.json (native) or .csv (AutoGRAMS spreadsheet)',
+  );
+}
+
+/** The graph's name when the file does not give one: the file name without its extensions. */
+export function graphNameFromPath(path: string): string {
+  return basename(path).replace(/(\.autogram)?\.(json|csv)$/i, '');
+}
+
+/** Reads a graph file. Missing or unreadable files, bad JSON and invalid graphs become UserErrors. */
+export async function loadGraphFile(path: string): Promise<LoadedGraph> {
+  const format = graphFormatOf(path);
+  const text = await readText(path);
+  if (format === 'csv') return graphFromCsv(text, { name: graphNameFromPath(path), source: path });
+  return parseGraphJson(text, path);
+}
+
+/** Parses the text of a native graph file; `source` names it in messages. */
+export function parseGraphJson(text: string, source: string): LoadedGraph {
+  if (text.trim() === '') throw new UserError(`${source}: the file is empty`, 2);
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch (error) {
+    throw new UserError(`${source}: invalid JSON: ${(error as Error).message}`, 2);
+  }
+  return parseGraphObject(input, source);
+}
+
+/** Validates a parsed native graph (a file's JSON, or a snapshot's base graph). */
+export function parseGraphObject(input: unknown, source: string): LoadedGraph {
+  const named =
+    input !== null && typeof input === 'object' && !('name' in input)
+      ? { ...input, name: graphNameFromPath(source) }
+      : input;
+  const parsed = graphFileSchema.safeParse(named);
+  if (!parsed.success)
+    throw new UserError(
+      `${source}: not a valid graph: ${summarizeIssues(parsed.error, named)}`,
+      1,
+      'run "meta-agent validate" on it after fixing, or see schema/autogram.schema.json',
+    );
+  return { file: parsed.data, warnings: unknownFieldWarnings(input).map((w) => `${source}: ${w}`) };
+}
+
+/** Writes a graph in the format its extension names; returns what the format could not hold. */
+export async function saveGraphFile(path: string, file: GraphFile): Promise<string[]> {
+  if (graphFormatOf(path) === 'csv') {
+    const { text, warnings } = graphToCsv(file);
+    await writeFileAtomic(path, text);
+    return warnings;
+  }
+  const { $schema: _previous, ...rest } = file;
+  await writeFileAtomic(path, `${JSON.stringify({ $schema: schemaRefFor(path), ...rest }, null, 2)}\n`);
+  return [];
+}
+
+/** Writes through a temporary file in the same folder and renames it, so readers never see half a file. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, text);
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw new UserError(`${path}: cannot write: ${(error as Error).message}`, 1);
+  }
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UserError(`${path}: no such file`, 2);
+    if (code === 'EISDIR') throw new UserError(`${path}: is a folder, not a graph file`, 2);
+    throw new UserError(`${path}: cannot read: ${(error as Error).message}`, 2);
+  }
+}
