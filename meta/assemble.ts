@@ -39,21 +39,15 @@ export function assembleGraph(
 
   const nodes: NodeSpecInput[] = ordered.map((index) => {
     const dotNode = draft.nodes[index]!;
-    const written = fields[index]!;
     const edges = draft.edges.filter((e) => e.from === dotNode.id);
-    const spec: NodeSpecInput = {
+    const transitions = edges.length > 0 ? edges.map((e) => names.get(e.to)!) : [continueName!];
+    const drafted = {
       name: names.get(dotNode.id)!,
-      action: written.action,
-      instruction: literalInstruction(written.instruction),
-      transitions: edges.length > 0 ? edges.map((e) => names.get(e.to)!) : [continueName!],
-      userInstructions: written.userInstructions,
+      action: 'chat' as const,
+      transitions,
       notes: `Drafted as: ${dotNode.label}`,
     };
-    if (edges.length > 1) {
-      spec.transitionQuestion = written.transitionQuestion;
-      spec.transitionChoices = written.transitionChoices;
-    }
-    return spec;
+    return withFields(drafted, fields[index]!);
   });
   if (continueName)
     nodes.push({
@@ -122,9 +116,31 @@ function startFirst(draft: DotDraft): number[] {
 }
 
 /**
- * An instruction the model wrote is text, never an assignment: `answer = …` at its start would store
- * the reply in a variable, so its `=` is escaped (`\=` reads as a literal `=`).
+ * A node with the fields the model wrote: its instruction, action and simulated-user instructions, and
+ * its transition question and choices when it has more than one transition (one transition needs none).
  */
-function literalInstruction(text: string): string {
-  return /^\s*[A-Za-z_]\w*\s*=(?!=)/.test(text) ? text.replace('=', '\\=') : text;
+export function withFields(node: NodeSpecInput, fields: NodeFields): NodeSpecInput {
+  const { transitionQuestion: _question, transitionChoices: _choices, ...rest } = node;
+  const branches = (node.transitions ?? []).length > 1;
+  return {
+    ...rest,
+    action: fields.action,
+    instruction: literal(fields.instruction, true),
+    userInstructions: fields.userInstructions,
+    ...(branches
+      ? {
+          transitionQuestion: literal(fields.transitionQuestion ?? '', false),
+          transitionChoices: (fields.transitionChoices ?? []).map((c) => literal(c, false)),
+        }
+      : {}),
+  };
+}
+
+/**
+ * Text the model wrote is text: a designed chatbot has no variables, so `$name` is escaped (`\$`), and
+ * an instruction starting `answer = …` would store the reply in a variable, so its `=` is escaped (`\=`).
+ */
+function literal(text: string, instruction: boolean): string {
+  const dollars = text.replace(/(?<!\\)\$(?=[A-Za-z_])/g, '\\$');
+  return instruction && /^\s*[A-Za-z_]\w*\s*=(?!=)/.test(dollars) ? dollars.replace('=', '\\=') : dollars;
 }

@@ -21,16 +21,24 @@ export interface RoundTripFigures {
   roundTrips: number;
 }
 
-/** Records every call of the models it wraps; one tracker per design run. */
+/** Records every call of the models it wraps, and the answers; one tracker per design run. */
 export class RoundTripTracker {
   #calls = 0;
   /** Deepest call that has answered: a call starting now waits on it, so it sits one deeper. */
   #answeredDepth = 0;
   #deepest = 0;
+  /** The last answer per call purpose, kept so a failed design can show what the model wrote. */
+  readonly #answers = new Map<string, string>();
+  #latest: string | undefined;
 
   /** The figures so far. */
   figures(): RoundTripFigures {
     return { calls: this.#calls, roundTrips: this.#deepest };
+  }
+
+  /** The last answer given for `purpose`, or the last answer of all when no purpose is named. */
+  lastAnswer(purpose?: string): string | undefined {
+    return purpose === undefined ? this.#latest : this.#answers.get(purpose);
   }
 
   /** Wraps every role's model; a model shared by several roles is wrapped once. */
@@ -52,12 +60,19 @@ export class RoundTripTracker {
       id: model.id,
       modelName: model.modelName,
       scripted: model.scripted,
-      complete: (request: CompletionRequest): Promise<Completion> => track(() => model.complete(request)),
+      complete: (request: CompletionRequest): Promise<Completion> =>
+        track(() => model.complete(request).then((c) => this.#answered(request, c))),
       stream: (request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> =>
-        track(() => model.stream(request, onChunk)),
+        track(() => model.stream(request, onChunk).then((c) => this.#answered(request, c))),
       embed: (texts: string[], signal?: AbortSignal): Promise<Embeddings> =>
         track(() => model.embed(texts, signal)),
     };
+  }
+
+  #answered(request: CompletionRequest, completion: Completion): Completion {
+    this.#latest = completion.text;
+    if (request.purpose !== undefined) this.#answers.set(request.purpose, completion.text);
+    return completion;
   }
 
   async #track<T>(call: () => Promise<T>): Promise<T> {

@@ -75,6 +75,19 @@ describe('designer assembly', () => {
     );
   });
 
+  it('escapes $ in written text, since a designed chatbot has no variables to embed', () => {
+    const priced = written.map((f, i) =>
+      i === 0
+        ? { ...f, instruction: 'Say the course costs $price.', transitionChoices: ['$5 plan', '$pro plan'] }
+        : f,
+    );
+    const ask = assembleGraph(draft, priced, { name: 'tutor', description: 'a tutor bot' }).nodes.find(
+      (n) => n.name === 'ask',
+    )!;
+    expect(ask.instruction).toBe('Say the course costs \\$price.');
+    expect(ask.transitionChoices).toEqual(['$5 plan', '\\$pro plan']);
+  });
+
   it('produces a graph the engine linter accepts', () => {
     const graph = assembleGraph(draft, written, { name: 'tutor', description: 'a tutor bot' });
     expect(hasErrors(lintGraph(graph))).toBe(false);

@@ -1,0 +1,66 @@
+/**
+ * What a design run writes: the graph file with its DOT, SVG and HTML views beside it, or, when the run
+ * fails, the partial work (outline, DOT draft, the model's last answer) so the user can see how far the
+ * model got and why it stopped.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { toDot } from '../src/export/dot.js';
+import { toHtml } from '../src/export/html.js';
+import { toSvg } from '../src/export/svg.js';
+import { saveGraphFile, writeFileAtomic } from '../src/graph/load.js';
+import type { GraphFile } from '../src/graph/schema.js';
+
+/** Paths of a designed graph's files. */
+export interface SavedGraph {
+  graph: string;
+  dot: string;
+  svg: string;
+  html: string;
+}
+
+/** Writes `NAME.autogram.json` and its `.dot`, `.svg` and `.html` views into `dir`. */
+export async function saveDesignedGraph(dir: string, file: GraphFile): Promise<SavedGraph> {
+  await mkdir(dir, { recursive: true });
+  const base = join(dir, file.name);
+  const paths: SavedGraph = {
+    graph: `${base}.autogram.json`,
+    dot: `${base}.dot`,
+    svg: `${base}.svg`,
+    html: `${base}.html`,
+  };
+  await saveGraphFile(paths.graph, file);
+  const [svg, html] = await Promise.all([toSvg(file), toHtml(file)]);
+  await Promise.all([
+    writeFileAtomic(paths.dot, toDot(file)),
+    writeFileAtomic(paths.svg, svg),
+    writeFileAtomic(paths.html, html),
+  ]);
+  return paths;
+}
+
+/** The work of a failed run, each piece present once the run got that far. */
+export interface PartialWork {
+  outline?: string | undefined;
+  /** The model's last DOT draft, as it wrote it. */
+  dot?: string | undefined;
+  /** The last model answer that could not be used. */
+  lastAnswer?: string | undefined;
+  /** Everything else the designer had in its variables, for inspection. */
+  variables: Record<string, unknown>;
+}
+
+/** Writes the partial work of a failed design into `dir` as `NAME.partial.*`; returns the paths written. */
+export async function savePartialWork(dir: string, name: string, work: PartialWork): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const base = join(dir, `${name}.partial`);
+  const files: [string, string | undefined][] = [
+    [`${base}.outline.md`, work.outline],
+    [`${base}.dot`, work.dot],
+    [`${base}.last-answer.txt`, work.lastAnswer],
+    [`${base}.json`, `${JSON.stringify(work.variables, null, 2)}\n`],
+  ];
+  const written = files.filter((entry): entry is [string, string] => entry[1] !== undefined);
+  await Promise.all(written.map(([path, text]) => writeFileAtomic(path, text)));
+  return written.map(([path]) => path);
+}
