@@ -1,0 +1,145 @@
+/**
+ * Graph -> Graphviz DOT. Labels are HTML-like (`<…>`), so one escaping rule (XML entities) covers every
+ * text we print, and names can be bold and details small. Output order is deterministic: clusters in
+ * order of first category, nodes in file order, markers after them, edges in file and transition order.
+ */
+import type { GraphFile } from '../graph/schema.js';
+import { buildDiagram, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
+import { wrapText } from './text.js';
+
+const FONT = 'Helvetica';
+const TEXT_WIDTH = 36;
+const EDGE_LABEL_WIDTH = 24;
+
+/** Fill colour per action family, so the kinds of step stand apart at a glance. */
+const FILL: Record<string, string> = {
+  chat: '#e3f0ff',
+  chat_exact: '#e3f0ff',
+  thought: '#fff6dc',
+  thought_exact: '#fff6dc',
+  code: '#e8f5e9',
+  function: '#f1e8ff',
+  local_function: '#f1e8ff',
+  global_function: '#f1e8ff',
+  set_prompt: '#f0f0f0',
+  append_prompt: '#f0f0f0',
+  set_user_prompt: '#f0f0f0',
+  append_user_prompt: '#f0f0f0',
+  transition: '#ffffff',
+};
+
+/** Renders a graph file as a DOT `digraph`. */
+export function toDot(file: GraphFile): string {
+  return diagramToDot(buildDiagram(file));
+}
+
+/** Renders an already built drawing; boxes keep their `id`s, so SVG elements can be mapped back to nodes. */
+export function diagramToDot(diagram: Diagram): string {
+  const lines = [
+    `digraph ${quoteId(diagram.name)} {`,
+    `  graph [rankdir=TB, fontname="${FONT}", fontsize=12, labelloc=t, label=<<B>${html(diagram.name)}</B>>, nodesep=0.35, ranksep=0.45];`,
+    `  node [shape=box, style="rounded,filled", fillcolor="#ffffff", color="#52606d", fontname="${FONT}", fontsize=11, margin="0.14,0.07"];`,
+    `  edge [color="#52606d", fontname="${FONT}", fontsize=9, fontcolor="#334e68"];`,
+  ];
+  for (const category of diagram.categories) {
+    lines.push(
+      `  subgraph ${quoteId(`cluster_${category}`)} {`,
+      `    label=<<I>${html(category)}</I>>;`,
+      '    style="rounded,dashed";',
+      '    color="#9fb3c8";',
+    );
+    for (const box of diagram.nodes.filter((n) => n.category === category))
+      lines.push(`    ${nodeLine(box)}`);
+    lines.push('  }');
+  }
+  for (const box of diagram.nodes.filter((n) => !n.category)) lines.push(`  ${nodeLine(box)}`);
+  for (const edge of diagram.edges) lines.push(`  ${edgeLine(edge)}`);
+  lines.push('}');
+  return `${lines.join('\n')}\n`;
+}
+
+function nodeLine(box: DiagramNode): string {
+  const attrs = [`id=${quoteId(box.id)}`, ...boxAttributes(box)];
+  return `${quoteId(box.key)} [${attrs.join(', ')}];`;
+}
+
+function boxAttributes(box: DiagramNode): string[] {
+  switch (box.kind) {
+    case 'node':
+      return graphNodeAttributes(box);
+    case 'return':
+      return ['shape=cds', 'fillcolor="#eef2f7"', 'fontsize=9', 'height=0.3', `label=<${html(box.text)}>`];
+    case 'quit':
+      return [
+        'shape=doublecircle',
+        'fillcolor="#eef2f7"',
+        'fontsize=9',
+        'margin=0',
+        `label=<${html(box.text)}>`,
+      ];
+    case 'variable':
+      return ['shape=ellipse', 'style="dotted"', 'fontsize=10', `label=<${html(box.text)}>`];
+    case 'visit':
+      return ['shape=diamond', 'fillcolor="#eef2f7"', 'fontsize=9', 'margin=0', `label=<${html(box.text)}>`];
+    case 'missing':
+      return [
+        'style="rounded,dashed"',
+        'color="#d64545"',
+        'fontcolor="#d64545"',
+        `label=<${html(box.text)}<BR/><FONT POINT-SIZE="8">no such node</FONT>>`,
+      ];
+  }
+}
+
+function graphNodeAttributes(box: DiagramNode): string[] {
+  const node = box.node!;
+  const parts = [
+    `<B>${lines(wrapText(node.name, TEXT_WIDTH, 2))}</B>`,
+    `<FONT POINT-SIZE="9" COLOR="#52606d">${html(node.action)}</FONT>`,
+  ];
+  if (node.instruction.trim()) parts.push(lines(wrapText(node.instruction, TEXT_WIDTH, 4)));
+  if (node.transitionQuestion?.trim())
+    parts.push(`<I>${lines(wrapText(`? ${node.transitionQuestion}`, TEXT_WIDTH, 2))}</I>`);
+  if (node.isInterjection)
+    parts.push(
+      `<FONT COLOR="#b44d12">${lines(wrapText(`when: ${node.conditionInterjection}`, TEXT_WIDTH, 2))}</FONT>`,
+    );
+  const attrs = [`label=<${parts.join('<BR/>')}>`, `fillcolor="${FILL[node.action] ?? '#ffffff'}"`];
+  // Interjections are reached from anywhere when their condition holds, not by arrows: a dashed border says so.
+  if (node.isInterjection) attrs.push('style="rounded,filled,dashed"', 'color="#b44d12"');
+  if (box.start) attrs.push('penwidth=2.5');
+  return attrs;
+}
+
+function edgeLine(edge: DiagramEdge): string {
+  const attrs: string[] = [];
+  if (edge.kind === 'call') attrs.push('style=dashed', 'color="#7b4fd6"', 'fontcolor="#7b4fd6"');
+  if (edge.kind === 'variable') attrs.push('style=dotted');
+  if (edge.label.length > 0)
+    attrs.push(`label=<${edge.label.map((l) => lines(wrapText(l, EDGE_LABEL_WIDTH, 3))).join('<BR/>')}>`);
+  const tail = attrs.length > 0 ? ` [${attrs.join(', ')}]` : '';
+  return `${quoteId(edge.from)} -> ${quoteId(edge.to)}${tail};`;
+}
+
+function lines(wrapped: string[]): string {
+  return wrapped.map(html).join('<BR/>');
+}
+
+/**
+ * A DOT double-quoted ID. Graphviz keeps backslashes in IDs literally, so doubling them is what keeps
+ * a name ending in `\` from escaping the closing quote.
+ */
+function quoteId(text: string): string {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r?\n/g, ' ')}"`;
+}
+
+/** Text for inside an HTML-like label: XML entities, and no control characters (XML forbids them). */
+function html(text: string): string {
+  return [...text]
+    .filter((ch) => ch >= ' ' || ch === '\t' || ch === '\n' || ch === '\r')
+    .join('')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
+}

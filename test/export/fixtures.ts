@@ -1,0 +1,92 @@
+/** Small graphs that exercise every way an exporter draws a transition. */
+import { graphFileSchema, type GraphFile, type GraphFileInput } from '../../src/graph/schema.js';
+
+function graph(input: GraphFileInput): GraphFile {
+  return graphFileSchema.parse(input);
+}
+
+/** A question with choices, a function call and its return, a category cluster, an interjection, quit. */
+export const quizGraph: GraphFile = graph({
+  name: 'quiz',
+  nodes: [
+    {
+      name: 'greet',
+      action: 'chat_exact',
+      instruction: 'Hi! Shall we start the quiz?',
+      transitions: ['ask_topic', 'goodbye'],
+      transitionQuestion: 'Does the user want to start?',
+      transitionChoices: ['yes', 'no'],
+      userInstructions: ['say yes', 'say no'],
+    },
+    {
+      name: 'ask_topic',
+      action: 'function',
+      instruction: 'question = write_question(topic)',
+      transitions: ['goodbye'],
+      category: 'quiz',
+    },
+    {
+      name: 'write_question(topic)',
+      action: 'thought',
+      instruction: 'Write one short question about $topic.',
+      transitions: ['return'],
+      category: 'quiz',
+    },
+    {
+      name: 'goodbye',
+      action: 'chat',
+      instruction: 'Say goodbye.',
+      transitions: ['quit'],
+    },
+    {
+      name: 'rude',
+      action: 'chat',
+      instruction: 'Ask the user politely to keep it civil.',
+      conditionInterjection: 'The user is being rude',
+      transitions: ['greet'],
+    },
+  ],
+});
+
+/** A wildcard group chosen by boolean conditions, `u.n` visits and a `$var` transition. */
+export const branchGraph: GraphFile = graph({
+  name: 'branch',
+  nodes: [
+    { name: 'score', action: 'code', instruction: 'points = 7', transitions: ['check.*'] },
+    {
+      name: 'check.b',
+      action: 'chat',
+      instruction: 'Good.',
+      booleanCondition: 'points > 5',
+      transitions: ['u.n'],
+    },
+    {
+      name: 'check.a',
+      action: 'chat',
+      instruction: 'Great!',
+      booleanCondition: 'points > 8',
+      transitions: ['u.n'],
+    },
+    { name: 'check.c', action: 'chat', instruction: 'Keep trying.', transitions: ['$next'] },
+    { name: 'u.1', action: 'chat', instruction: 'Unit one.', transitions: ['score'] },
+    { name: 'u.2', action: 'chat', instruction: 'Unit two.', transitions: ['return done'] },
+  ],
+});
+
+/** Names and texts that need escaping in every output language. */
+export const awkwardGraph: GraphFile = graph({
+  name: 'say "hi" <now>',
+  nodes: [
+    {
+      name: 'start1',
+      action: 'chat',
+      instruction: 'Say "hello" & <wave>\nthen ask: done? #1; `x` | y',
+      transitions: ['end', 'a\\b', 'nowhere'],
+      transitionQuestion: 'Is the user "done"?',
+      transitionChoices: ['yes | done', 'no <really>', 'maybe'],
+      category: 'intro "part"',
+    },
+    { name: 'end', action: 'chat', instruction: 'Bye.', transitions: ['quit'] },
+    { name: 'a\\b', action: 'thought', instruction: 'x \\= 1', transitions: ['end'] },
+  ],
+});
