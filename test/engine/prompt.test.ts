@@ -2,14 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { pushFrame } from '../../src/engine/memory.js';
 import { chatPrompt, classifierHistory, classifierPrompt, userbotPrompt } from '../../src/engine/prompt.js';
 import { newState, topFrame, type ConversationState, type Turn } from '../../src/engine/state.js';
+import type { NodeSpecInput } from '../../src/graph/schema.js';
 import type { StaticGraph } from '../../src/graph/view.js';
 import { graphOf } from './graphs.js';
 
-const nodes = [
+const nodes: NodeSpecInput[] = [
   { name: 'greet', action: 'chat', instruction: 'Greet the user.', transitions: ['think'] },
   { name: 'think', action: 'thought', instruction: 'Decide what the user needs.', transitions: ['answer'] },
   { name: 'answer', action: 'chat', instruction: 'Answer the user.', transitions: ['answer'] },
-] as const;
+];
 
 function stateWith(graph: StaticGraph, turns: Turn[], pendingUser = ''): ConversationState {
   const state = newState(graph);
@@ -27,7 +28,7 @@ const greetTurn: Turn = {
 };
 
 describe('chat prompt formation (seed 001)', () => {
-  const graph = graphOf([...nodes], { prompt: 'You are a tutor.' });
+  const graph = graphOf(nodes, { prompt: 'You are a tutor.' });
 
   it('puts the prompt before the first input and ends the last input with the reply start', () => {
     const state = stateWith(graph, []);
@@ -87,7 +88,7 @@ describe('chat prompt formation (seed 001)', () => {
   });
 
   it('puts the reply start at the start of replies in prefix mode', () => {
-    const prefixGraph = graphOf([...nodes], { replyStartType: 'prefix', agentName: 'Tutor' });
+    const prefixGraph = graphOf(nodes, { replyStartType: 'prefix', agentName: 'Tutor' });
     const state = stateWith(prefixGraph, [greetTurn], 'hello');
     const { messages, prefix } = chatPrompt(
       prefixGraph,
@@ -106,7 +107,7 @@ describe('chat prompt formation (seed 001)', () => {
 
   it("uses a node's own reply start and instruction template", () => {
     const custom = graphOf([
-      { ...nodes[0], replyStart: 'Answer:', instructionTemplate: '<instruction> (after: <last_response>)' },
+      { ...nodes[0]!, replyStart: 'Answer:', instructionTemplate: '<instruction> (after: <last_response>)' },
     ]);
     const state = stateWith(custom, [], 'hey');
     const { messages } = chatPrompt(custom, custom.get('greet')!, state, 'Greet the user.');
@@ -138,7 +139,7 @@ describe('chat prompt formation (seed 001)', () => {
 });
 
 describe('classifier prompt (Appendix B)', () => {
-  const graph = graphOf([...nodes]);
+  const graph = graphOf(nodes);
 
   it('concatenates the conversation into one block, oldest first, ending with the user reply', () => {
     const state = stateWith(graph, [greetTurn], 'yes please');
@@ -162,7 +163,7 @@ describe('classifier prompt (Appendix B)', () => {
 
 describe('userbot prompt (Appendix D)', () => {
   it('shows the conversation from the user side and asks for a reply following the instruction', () => {
-    const graph = graphOf([...nodes]);
+    const graph = graphOf(nodes);
     const messages = userbotPrompt(
       graph.config,
       'You are a student.',
