@@ -126,11 +126,18 @@ function lines(wrapped: string[]): string {
 }
 
 /**
- * A DOT double-quoted ID. Graphviz keeps backslashes in IDs literally, so doubling them is what keeps
- * a name ending in `\` from escaping the closing quote.
+ * A DOT double-quoted ID. Graphviz reads `\"` as a quote and keeps every other backslash pair as
+ * written, so backslashes stay as they are, except that a run of them before a quote or the closing
+ * quote is made even, lest its last backslash escape that quote.
  */
 function quoteId(text: string): string {
-  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\r?\n/g, ' ')}"`;
+  const escaped = text
+    .replace(/\r?\n/g, ' ')
+    .replace(
+      /(\\*)("|$)/g,
+      (_, run: string, quote: string) => `${run}${run.length % 2 ? '\\' : ''}${quote ? '\\"' : ''}`,
+    );
+  return `"${escaped}"`;
 }
 
 /** Text for inside an HTML-like label: XML entities, and no control characters (XML forbids them). */

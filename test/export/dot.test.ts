@@ -78,8 +78,8 @@ describe('DOT export', () => {
     expect(dot).toContain(
       '<BR/>Say &quot;hello&quot; &amp; &lt;wave&gt; then ask: done?<BR/>#1; `x` | y<BR/><I>? Is the user &quot;done&quot;?</I>>',
     );
-    expect(dot).toContain('  "a\\\\b" [id="ag-node-2", label=<<B>a\\b</B>');
-    expect(dot).toContain('  "start1" -> "a\\\\b" [label=<no &lt;really&gt;>];');
+    expect(dot).toContain('  "a\\b" [id="ag-node-2", label=<<B>a\\b</B>');
+    expect(dot).toContain('  "start1" -> "a\\b" [label=<no &lt;really&gt;>];');
     expect(dot).toContain(
       '  "nowhere" [id="ag-mark-0", style="rounded,dashed", color="#d64545", fontcolor="#d64545", label=<nowhere<BR/><FONT POINT-SIZE="8">no such node</FONT>>];',
     );
@@ -118,6 +118,15 @@ describe('Graphviz', () => {
     ],
     ['the designer meta-autogram', async () => (await loadGraphFile('meta/designer.autogram.json')).file],
   ] as const;
+
+  it.each(['a\\', 'a\\\\', 'a"b', 'a\\"b', '"'])('accepts a node named %s', async (name) => {
+    const graph = graphFileSchema.parse({ name, nodes: [{ name, action: 'chat', transitions: [name] }] });
+    const viz = await graphviz();
+    const result = viz.render(toDot(graph), { format: 'json' });
+    expect(result.status).toBe('success');
+    const objects = (JSON.parse(result.output!) as { objects: { name: string }[] }).objects;
+    expect(objects.map((o) => o.name)).toHaveLength(1);
+  });
 
   it.each(fixtures)('accepts the DOT exported for %s without errors', async (_name, load) => {
     const viz = await graphviz();
