@@ -1,0 +1,198 @@
+/**
+ * The script of the interactive HTML export, inlined as text (the page must work offline, from a file).
+ * It reads the node data from the page's JSON block and builds every panel entry with DOM calls and
+ * textContent, never innerHTML, so node texts cannot inject markup.
+ */
+export const VIEWER_SCRIPT = String.raw`
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('graph-data').textContent);
+  var byId = {};
+  var idByName = {};
+  data.nodes.forEach(function (node) {
+    byId[node.id] = node;
+    idByName[node.name] = node.id;
+  });
+  var graph = document.getElementById('graph');
+  var svg = graph.querySelector('svg');
+  var details = document.getElementById('details');
+  var search = document.getElementById('search');
+  var category = document.getElementById('category');
+  var count = document.getElementById('count');
+  var selected = null;
+
+  function el(tag, className, text) {
+    var element = document.createElement(tag);
+    if (className) element.className = className;
+    if (text !== undefined) element.textContent = text;
+    return element;
+  }
+
+  function nodeRef(name) {
+    var id = idByName[name];
+    if (!id) return el('span', '', name);
+    var button = el('button', 'link', name);
+    button.type = 'button';
+    button.addEventListener('click', function () { select(id, true); });
+    return button;
+  }
+
+  function addField(list, label, content) {
+    if (content === undefined || content === null || content === '') return;
+    list.appendChild(el('dt', '', label));
+    var dd = el('dd');
+    if (typeof content === 'string') {
+      var pre = el('pre', '', content);
+      dd.appendChild(pre);
+    } else dd.appendChild(content);
+    list.appendChild(dd);
+  }
+
+  function transitionTable(node) {
+    if (node.transitions.length === 0) return undefined;
+    var hasChoices = node.transitionChoices.some(Boolean);
+    var hasUser = node.userInstructions.some(Boolean);
+    var table = el('table');
+    var head = el('tr');
+    head.appendChild(el('th', '', 'To'));
+    if (hasChoices) head.appendChild(el('th', '', 'Choice'));
+    if (hasUser) head.appendChild(el('th', '', 'User instruction'));
+    table.appendChild(head);
+    node.transitions.forEach(function (target, i) {
+      var row = el('tr');
+      var cell = el('td');
+      cell.appendChild(nodeRef(target));
+      row.appendChild(cell);
+      if (hasChoices) row.appendChild(el('td', '', node.transitionChoices[i] || ''));
+      if (hasUser) row.appendChild(el('td', '', node.userInstructions[i] || ''));
+      table.appendChild(row);
+    });
+    return table;
+  }
+
+  function refList(refs) {
+    if (refs.length === 0) return undefined;
+    var list = el('ul', 'refs');
+    refs.forEach(function (ref) {
+      var item = el('li');
+      item.appendChild(nodeRef(ref.name));
+      if (ref.label) item.appendChild(document.createTextNode(' (' + ref.label + ')'));
+      list.appendChild(item);
+    });
+    return list;
+  }
+
+  function render(node) {
+    details.replaceChildren();
+    details.appendChild(el('h2', '', node.name));
+    var badges = el('div', 'badges');
+    badges.appendChild(el('span', 'badge', node.action));
+    if (node.category) badges.appendChild(el('span', 'badge category', node.category));
+    if (node.start) badges.appendChild(el('span', 'badge start', 'start'));
+    if (node.conditionInterjection) badges.appendChild(el('span', 'badge interjection', 'interjection'));
+    details.appendChild(badges);
+    var list = el('dl');
+    addField(list, 'Instruction', node.instruction);
+    addField(list, 'Transition question', node.transitionQuestion);
+    addField(list, 'Transitions', transitionTable(node));
+    addField(list, 'Boolean condition', node.booleanCondition);
+    addField(list, 'Condition interjection', node.conditionInterjection);
+    if (node.calls) addField(list, 'Calls', nodeRef(node.calls));
+    addField(list, 'Reached from', refList(node.from));
+    addField(list, 'Notes', node.notes);
+    addField(list, 'Reply start', node.replyStart);
+    addField(list, 'Instruction template', node.instructionTemplate);
+    if (node.transitionContext !== undefined) addField(list, 'Transition context', String(node.transitionContext));
+    details.appendChild(list);
+  }
+
+  function select(id, scroll) {
+    var group = document.getElementById(id);
+    if (!group || !byId[id]) return;
+    if (selected) selected.classList.remove('selected');
+    selected = group;
+    group.classList.add('selected');
+    render(byId[id]);
+    history.replaceState(null, '', '#' + encodeURIComponent(byId[id].name));
+    if (scroll) group.scrollIntoView({ block: 'center', inline: 'center', behavior: 'smooth' });
+  }
+
+  svg.addEventListener('click', function (event) {
+    var group = event.target.closest('g.node');
+    if (group) select(group.id, false);
+  });
+  graph.querySelectorAll('g.node').forEach(function (group) {
+    var node = byId[group.id];
+    if (!node) return;
+    group.setAttribute('tabindex', '0');
+    group.setAttribute('role', 'button');
+    group.setAttribute('aria-label', node.name);
+    group.addEventListener('keydown', function (event) {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        select(group.id, false);
+      }
+    });
+  });
+
+  function haystack(node) {
+    return [node.name, node.instruction, node.transitionQuestion || '', node.notes || '']
+      .concat(node.transitions, node.transitionChoices)
+      .join('\n')
+      .toLowerCase();
+  }
+
+  function applyFilter() {
+    var query = search.value.trim().toLowerCase();
+    var wanted = category ? category.value : '';
+    var active = query !== '' || wanted !== '';
+    var matches = 0;
+    document.body.classList.toggle('filtering', active);
+    data.nodes.forEach(function (node) {
+      var group = document.getElementById(node.id);
+      var match = (!wanted || node.category === wanted) && (!query || haystack(node).indexOf(query) >= 0);
+      if (match) matches++;
+      if (!group) return;
+      group.classList.toggle('match', active && match);
+      group.classList.toggle('dim', active && !match);
+    });
+    count.textContent = active ? matches + ' of ' + data.nodes.length + ' nodes' : data.nodes.length + ' nodes';
+  }
+  search.addEventListener('input', applyFilter);
+  if (category) category.addEventListener('change', applyFilter);
+
+  // Graphviz sizes the SVG in points; zooming rescales it from its viewBox.
+  var box = svg.viewBox.baseVal;
+  var scale = 1;
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  function setScale(next) {
+    scale = Math.min(4, Math.max(0.1, next));
+    svg.style.width = (box.width * scale * 4) / 3 + 'px';
+    svg.style.height = (box.height * scale * 4) / 3 + 'px';
+  }
+  function fit(floor) {
+    setScale(Math.max(floor, Math.min(1, (graph.clientWidth - 32) / ((box.width * 4) / 3))));
+  }
+  document.querySelectorAll('[data-zoom]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var how = button.getAttribute('data-zoom');
+      if (how === 'fit') fit(0.1);
+      else setScale(scale * (how === 'in' ? 1.25 : 0.8));
+    });
+  });
+  document.addEventListener('keydown', function (event) {
+    if (event.key === 'Escape' && selected) {
+      selected.classList.remove('selected');
+      selected = null;
+      details.replaceChildren(el('p', 'hint', 'Click a node to see all its fields.'));
+    }
+  });
+
+  // A wide graph opens at a readable size and scrolls, rather than shrunk to an unreadable overview.
+  fit(0.6);
+  applyFilter();
+  var fromHash = idByName[decodeURIComponent(location.hash.slice(1))];
+  if (fromHash) select(fromHash, true);
+})();
+`;
