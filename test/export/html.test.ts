@@ -135,7 +135,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
       const { page, problems } = await open(hostile);
       await nodeNamed(page, 'inject').click();
       expect(await page.locator('#details pre').first().textContent()).toContain('</script><script>');
-      expect(await page.evaluate(() => (window as unknown as { pwned?: boolean }).pwned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
       expect(problems).toEqual([]);
       await page.close();
     });
