@@ -8,6 +8,7 @@ import { basename, dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
 import { graphFromCsv, graphToCsv } from './csv.js';
 import { schemaRefFor } from './json-schema.js';
+import { describeJsonError } from './json-syntax.js';
 import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
 import { graphFileSchema, type GraphFile } from './schema.js';
 
@@ -37,21 +38,25 @@ export function graphNameFromPath(path: string): string {
 /** Reads a graph file. Missing or unreadable files, bad JSON and invalid graphs become UserErrors. */
 export async function loadGraphFile(path: string): Promise<LoadedGraph> {
   const format = graphFormatOf(path);
-  const text = await readText(path);
+  const text = await readTextFile(path);
   if (format === 'csv') return graphFromCsv(text, { name: graphNameFromPath(path), source: path });
   return parseGraphJson(text, path);
 }
 
 /** Parses the text of a native graph file; `source` names it in messages. */
 export function parseGraphJson(text: string, source: string): LoadedGraph {
+  return parseGraphObject(parseJsonText(text, source), source);
+}
+
+/** JSON.parse with a UserError (exit 2) that names the file and the line and column of a syntax error. */
+export function parseJsonText(text: string, source: string): unknown {
   if (text.trim() === '') throw new UserError(`${source}: the file is empty`, 2);
-  let input: unknown;
   try {
-    input = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
-    throw new UserError(`${source}: invalid JSON: ${(error as Error).message}`, 2);
+    const where = describeJsonError(text) ?? (error as Error).message;
+    throw new UserError(`${source}: invalid JSON at ${where}`, 2);
   }
-  return parseGraphObject(input, source);
 }
 
 /** Validates a parsed native graph (a file's JSON, or a snapshot's base graph). */
@@ -94,7 +99,8 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   }
 }
 
-async function readText(path: string): Promise<string> {
+/** Reads a text file; a missing or unreadable one is a UserError with exit code 2. */
+export async function readTextFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
