@@ -1,0 +1,55 @@
+/**
+ * How commands open a graph file: load it, pass on what the loader could not keep, lint it, and refuse
+ * to run a graph that has errors (pointing at `meta-agent validate` for the full list).
+ */
+import { UserError } from '../errors.js';
+import { lintGraph, type Finding } from '../graph/lint.js';
+import { loadGraphFile } from '../graph/load.js';
+import type { GraphFile } from '../graph/schema.js';
+
+/** A graph file as a command receives it. */
+export interface OpenedGraph {
+  file: GraphFile;
+  findings: Finding[];
+  /** What the loader could not carry over (ignored CSV columns, unknown fields). */
+  warnings: string[];
+}
+
+export interface OpenGraphOptions {
+  /** Return a graph with lint errors instead of refusing it (validate, show). */
+  allowErrors?: boolean;
+  /** Where loader warnings go; by default, `warning: …` lines on stderr. */
+  warn?: (warning: string) => void;
+}
+
+/** Loads and lints a graph file; throws a UserError (exit 1) for lint errors unless `allowErrors`. */
+export async function openGraph(path: string, options: OpenGraphOptions = {}): Promise<OpenedGraph> {
+  const { file, warnings } = await loadGraphFile(path);
+  const warn = options.warn ?? ((warning: string) => process.stderr.write(`warning: ${warning}\n`));
+  for (const warning of warnings) warn(warning);
+  const findings = lintGraph(file);
+  const errors = findings.filter((f) => f.severity === 'error');
+  if (errors.length > 0 && !options.allowErrors)
+    throw new UserError(
+      `${path}: the graph has ${errors.length} error${errors.length === 1 ? '' : 's'}, the first: ${formatFinding(errors[0]!)}`,
+      1,
+      `run "meta-agent validate ${path}" to see them all`,
+    );
+  return { file, findings, warnings };
+}
+
+/** `node: message`, or `(graph): message` for a finding about the whole graph. */
+export function formatFinding(finding: Finding): string {
+  return `${finding.node ?? '(graph)'}: ${finding.message}`;
+}
+
+/** `2 errors, 1 warning`. */
+export function countFindings(findings: readonly Finding[], extraWarnings = 0): string {
+  const errors = findings.filter((f) => f.severity === 'error').length;
+  const warnings = findings.length - errors + extraWarnings;
+  return `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
