@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
+import { register as registerValidate } from './validate.js';
+import { register as registerShow } from './show.js';
+import { register as registerHistory } from './history.js';
 
 /** Every command registers itself on the program. One file per command in this folder. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [registerValidate, registerShow, registerHistory];
