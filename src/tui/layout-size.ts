@@ -1,0 +1,45 @@
+/**
+ * How many lines each region of a layout gets. The live region (everything Ink redraws) is kept at
+ * least one line shorter than the terminal: once it reaches the terminal's height Ink has to clear
+ * the screen on every frame, which flickers and wipes scrollback.
+ */
+import { useWindowSize } from 'ink';
+
+/** Terminal size in character cells. */
+export interface TerminalSize {
+  rows: number;
+  columns: number;
+}
+
+/** The terminal's size, following resizes; `override` fixes it (tests, embedding in a larger UI). */
+export function useTerminalSize(override?: TerminalSize): TerminalSize {
+  const size = useWindowSize();
+  return override ?? size;
+}
+
+/** Lines of the chat layout: panels, the live turn, then the status bar and the reply line (one each). */
+export interface ChatHeights {
+  panels: number;
+  live: number;
+}
+
+/** The smallest panel height that still shows a line between two scroll markers, plus a title. */
+const MIN_PANELS = 4;
+
+/** Splits the rows of a terminal between the chat layout's regions. */
+export function chatHeights(rows: number): ChatHeights {
+  const budget = Math.max(rows - 1, 0) - 2;
+  const live = Math.min(Math.max(Math.floor(budget / 6), 2), 5);
+  return { panels: Math.max(budget - live, MIN_PANELS), live };
+}
+
+/** Lines of the design layout above its status bar. */
+export function designHeight(rows: number): number {
+  return Math.max(rows - 1 - 1, MIN_PANELS);
+}
+
+/** Columns of the left panel when two panels share a row; the right one gets the rest less a gap. */
+export function splitColumns(columns: number): { left: number; right: number } {
+  const left = Math.max(Math.floor(columns * 0.55), 20);
+  return { left, right: Math.max(columns - left - 1, 10) };
+}

@@ -1,0 +1,309 @@
+/**
+ * What the terminal shows about a run, as a pure fold over the event stream. The hook in
+ * `use-run-state.ts` feeds it; keeping it pure lets tests and the `--json` consumers reason about the
+ * same transitions without rendering anything.
+ */
+import type { AgentEvent, TransitionKind } from '../events.js';
+import { appendBounded, type DesignStage, reduceStage } from './stages.js';
+
+/** One step of reasoning behind a reply, folded under it in the transcript. */
+export type Decision =
+  | {
+      kind: 'transition';
+      from: string;
+      to: string;
+      via: TransitionKind;
+      question?: string;
+      choices?: string[];
+      answer?: string;
+    }
+  | { kind: 'thought'; node: string; text: string }
+  | { kind: 'variable'; node: string; name: string; value: string };
+
+/** A finished line of the conversation; once in the transcript it never changes. */
+export type TranscriptEntry =
+  | { id: number; kind: 'user'; text: string }
+  | { id: number; kind: 'agent'; node: string; text: string; decisions: Decision[] }
+  | { id: number; kind: 'error'; message: string; node?: string };
+
+/** The nodes touched by the most recent graph edit, split by what happened to them. */
+export interface GraphEdit {
+  version: number;
+  by: string;
+  op: string;
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+/** The reply being worked on: its decisions so far and the text streamed for it. */
+export interface Turn {
+  decisions: Decision[];
+  streamed: string;
+  /** Set while a thought node runs; its streamed text becomes a thought decision. */
+  thinking?: { node: string; text: string };
+}
+
+export interface RunState {
+  graphName: string;
+  current?: string;
+  visited: ReadonlySet<string>;
+  /** Node names as of the last edit, to tell added nodes from changed ones and find removed ones. */
+  known: ReadonlySet<string>;
+  lastEdit?: GraphEdit;
+  version: number;
+  nodeCount: number;
+  transcript: TranscriptEntry[];
+  turn: Turn;
+  /** The agent is between a user message (or the run start) and its reply. */
+  working: boolean;
+  /** The user submitted text and no event has answered it yet. */
+  submitted: boolean;
+  /** A `quit` transition ended the conversation. */
+  ended: boolean;
+  tokens: { prompt: number; completion: number };
+  /** Estimated cost in US dollars of the calls whose model has a known price. */
+  cost: number;
+  modelCalls: number;
+  /** Calls whose model has no known price (local, scripted or unlisted models). */
+  unpricedCalls: number;
+  model?: string;
+  scripted: boolean;
+  stages: DesignStage[];
+  errorCount: number;
+  startedAt: number;
+  nextId: number;
+}
+
+/** What the reducer consumes: an event with the facts the hook observed when it arrived. */
+export type RunAction =
+  | {
+      type: 'event';
+      event: AgentEvent;
+      at: number;
+      /** Estimated cost of a `model.call`; undefined when its model has no known price. */
+      cost?: number;
+      /** The graph's node names right after a `graph.edited`. */
+      names?: readonly string[];
+    }
+  | { type: 'submitted' };
+
+/** The graph facts the initial state needs. */
+export interface GraphSnapshot {
+  name: string;
+  version: number;
+  names: readonly string[];
+}
+
+const STREAM_LIMIT = 8_000;
+
+/** The state before any event: nothing visited, nothing streamed. */
+export function initialRunState(graph: GraphSnapshot, at: number): RunState {
+  return {
+    graphName: graph.name,
+    visited: new Set(),
+    known: new Set(graph.names),
+    version: graph.version,
+    nodeCount: graph.names.length,
+    transcript: [],
+    turn: { decisions: [], streamed: '' },
+    working: false,
+    submitted: false,
+    ended: false,
+    tokens: { prompt: 0, completion: 0 },
+    cost: 0,
+    modelCalls: 0,
+    unpricedCalls: 0,
+    scripted: false,
+    stages: [],
+    errorCount: 0,
+    startedAt: at,
+    nextId: 0,
+  };
+}
+
+/** Folds one action into the state. Returns the same object when nothing visible changed. */
+export function reduceRunState(state: RunState, action: RunAction): RunState {
+  if (action.type === 'submitted') return { ...state, submitted: true };
+  const { event } = action;
+  switch (event.type) {
+    case 'run.started':
+      return {
+        ...state,
+        graphName: event.graph,
+        nodeCount: event.nodes,
+        version: event.version,
+        startedAt: action.at,
+        working: true,
+      };
+    case 'node.entered':
+      return {
+        ...state,
+        current: event.node,
+        visited: state.visited.has(event.node) ? state.visited : new Set(state.visited).add(event.node),
+        working: true,
+        turn: enterNode(settleThought(state.turn), event.node, event.action),
+      };
+    case 'model.call':
+      return {
+        ...state,
+        tokens: {
+          prompt: state.tokens.prompt + event.usage.promptTokens,
+          completion: state.tokens.completion + event.usage.completionTokens,
+        },
+        cost: state.cost + (action.cost ?? 0),
+        modelCalls: state.modelCalls + 1,
+        unpricedCalls: state.unpricedCalls + (action.cost === undefined ? 1 : 0),
+        // The chatbot's model names the run; other roles only fill in until it has answered.
+        model: event.role === 'chatbot' || state.model === undefined ? event.model : state.model,
+        scripted: state.scripted || event.scripted,
+      };
+    case 'model.delta':
+      return streamDelta(state, event.delta);
+    case 'transition': {
+      const turn = settleThought(state.turn);
+      const decision: Decision = {
+        kind: 'transition',
+        from: event.from,
+        to: event.to,
+        via: event.kind,
+        ...(event.question !== undefined ? { question: event.question } : {}),
+        ...(event.choices !== undefined ? { choices: event.choices } : {}),
+        ...(event.answer !== undefined ? { answer: event.answer } : {}),
+      };
+      const ended = event.kind === 'quit';
+      return {
+        ...state,
+        turn: { ...turn, decisions: [...turn.decisions, decision] },
+        ended: state.ended || ended,
+        working: ended ? false : state.working,
+      };
+    }
+    case 'variable.set': {
+      // A thought stored with `x = …` is set right after it streams: the thought comes first.
+      const turn = settleThought(state.turn);
+      const decision: Decision = {
+        kind: 'variable',
+        node: event.node,
+        name: event.name,
+        value: showValue(event.value),
+      };
+      return { ...state, turn: { ...turn, decisions: [...turn.decisions, decision] } };
+    }
+    case 'reply': {
+      const turn = settleThought(state.turn);
+      const entry: TranscriptEntry = {
+        id: state.nextId,
+        kind: 'agent',
+        node: event.node,
+        text: event.text,
+        decisions: turn.decisions,
+      };
+      return {
+        ...state,
+        transcript: [...state.transcript, entry],
+        nextId: state.nextId + 1,
+        turn: { decisions: [], streamed: '' },
+        working: false,
+        submitted: false,
+      };
+    }
+    case 'user':
+      return {
+        ...state,
+        transcript: [...state.transcript, { id: state.nextId, kind: 'user', text: event.text }],
+        nextId: state.nextId + 1,
+        working: true,
+        submitted: false,
+      };
+    case 'graph.edited':
+      return applyEdit(state, event, action.names);
+    case 'design.stage':
+      return { ...state, stages: reduceStage(state.stages, event) };
+    case 'error': {
+      const entry: TranscriptEntry = {
+        id: state.nextId,
+        kind: 'error',
+        message: event.message,
+        ...(event.node !== undefined ? { node: event.node } : {}),
+      };
+      return {
+        ...state,
+        transcript: [...state.transcript, entry],
+        nextId: state.nextId + 1,
+        errorCount: state.errorCount + 1,
+        working: false,
+        submitted: false,
+      };
+    }
+  }
+}
+
+/** A thought node streams its thought; any other node streams what will become the reply. */
+function enterNode(turn: Turn, node: string, action: string): Turn {
+  if (action === 'thought' || action === 'thought_exact') return { ...turn, thinking: { node, text: '' } };
+  return turn;
+}
+
+/** Turns a finished thought into a decision, so it stays folded under the reply it led to. */
+function settleThought(turn: Turn): Turn {
+  if (!turn.thinking) return turn;
+  const { thinking, ...rest } = turn;
+  if (!thinking.text.trim()) return rest;
+  return { ...rest, decisions: [...rest.decisions, { kind: 'thought', ...thinking }] };
+}
+
+/** During a design stage the stream belongs to the stage started last; otherwise to the thought or the reply. */
+function streamDelta(state: RunState, delta: string): RunState {
+  const running = state.stages.findLastIndex((s) => s.status === 'running' || s.status === 'retry');
+  if (running >= 0) {
+    const stages = state.stages.slice();
+    const stage = stages[running]!;
+    stages[running] = { ...stage, text: appendBounded(stage.text, delta, STREAM_LIMIT) };
+    return { ...state, stages };
+  }
+  const { turn } = state;
+  if (turn.thinking) {
+    const text = appendBounded(turn.thinking.text, delta, STREAM_LIMIT);
+    return { ...state, turn: { ...turn, thinking: { ...turn.thinking, text } } };
+  }
+  return { ...state, turn: { ...turn, streamed: appendBounded(turn.streamed, delta, STREAM_LIMIT) } };
+}
+
+/**
+ * Classifies the edited nodes against the names known before the edit. The event's `op` names the
+ * operation, but one edit may add a node and rewire others, so membership decides added vs changed.
+ */
+function applyEdit(
+  state: RunState,
+  event: Extract<AgentEvent, { type: 'graph.edited' }>,
+  names: readonly string[] | undefined,
+): RunState {
+  const now = new Set(names ?? guessNames(state.known, event));
+  const added = event.nodes.filter((n) => !state.known.has(n) && now.has(n));
+  const changed = event.nodes.filter((n) => state.known.has(n) && now.has(n));
+  const removed = [...state.known].filter((n) => !now.has(n));
+  for (const n of event.nodes) if (!now.has(n) && !removed.includes(n)) removed.push(n);
+  return {
+    ...state,
+    known: now,
+    version: event.version,
+    nodeCount: event.totalNodes,
+    lastEdit: { version: event.version, by: event.by, op: event.op, added, changed, removed },
+  };
+}
+
+/** Without the graph's names, the event alone says what changed: a removal drops, anything else adds. */
+function guessNames(
+  known: ReadonlySet<string>,
+  event: Extract<AgentEvent, { type: 'graph.edited' }>,
+): string[] {
+  if (event.op === 'remove') return [...known].filter((n) => !event.nodes.includes(n));
+  return [...known, ...event.nodes];
+}
+
+/** Variables may hold anything; the transcript shows one short line of JSON. */
+function showValue(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}

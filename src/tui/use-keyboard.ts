@@ -1,0 +1,33 @@
+import { useInput, useStdin } from 'ink';
+import { useRef, useState } from 'react';
+import { handleKey, initialUiState, type KeyContext, type UiState } from './ui-state.js';
+
+/** What a layout hands the keyboard: the context keys are read in, and the two effects. */
+export interface KeyboardOptions {
+  context: KeyContext;
+  onSubmit?: (text: string) => void;
+  onQuit: () => void;
+}
+
+/**
+ * The view state driven by keys. Keys are read only where stdin supports raw mode; elsewhere (a pipe)
+ * the view still follows the run, it just cannot be steered.
+ */
+export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiState {
+  const [ui, setUi] = useState(() => initialUiState(context.panels));
+  // Keys can arrive faster than React re-renders (a paste, key repeat), so each one must see the
+  // state the previous one left, not the state of the last render.
+  const latest = useRef(ui);
+  const { isRawModeSupported } = useStdin();
+  useInput(
+    (input, key) => {
+      const { ui: next, effect } = handleKey(latest.current, input, key, context);
+      latest.current = next;
+      setUi(next);
+      if (effect?.kind === 'submit') onSubmit?.(effect.text);
+      if (effect?.kind === 'quit') onQuit();
+    },
+    { isActive: isRawModeSupported },
+  );
+  return ui;
+}
