@@ -1,0 +1,45 @@
+import { Box, Text } from 'ink';
+import { memo } from 'react';
+import { LEGEND } from '../marks.js';
+import { useTheme } from '../theme.js';
+
+export interface HelpOverlayProps {
+  mode: 'chat' | 'design';
+  height: number;
+}
+
+const COMMON: [string, string][] = [
+  ['Tab / Shift+Tab', 'move between panels'],
+  ['↑ ↓  PgUp PgDn  Home End', 'select a node (graph, inspector) or a version (history)'],
+  ['Enter', 'inspect the selected node'],
+  ['Esc', 'follow the current node again'],
+  ['PgUp PgDn in the inspector', 'scroll its fields'],
+  ['t', 'fold or unfold the decisions behind replies'],
+  ['?', 'this help (Esc or ? closes it)'],
+  ['q  Ctrl+C', 'quit (q types a q while the reply line has focus)'],
+];
+
+const CHAT: [string, string][] = [
+  ['Enter in the reply line', 'send your reply'],
+  ['Ctrl+U', 'clear the reply line'],
+];
+
+/** Key bindings and the marker legend. */
+export const HelpOverlay = memo(function HelpOverlay({ mode, height }: HelpOverlayProps) {
+  const theme = useTheme();
+  const keys = mode === 'chat' ? [...CHAT, ...COMMON] : COMMON;
+  const width = Math.max(...keys.map(([k]) => k.length));
+  return (
+    <Box flexDirection="column" height={height} overflow="hidden">
+      <Text {...theme.heading}>Keys</Text>
+      {keys.map(([k, what]) => (
+        <Text key={k} wrap="truncate-end">
+          <Text {...theme.focus}>{`  ${k.padEnd(width)}`}</Text>
+          {`  ${what}`}
+        </Text>
+      ))}
+      <Text {...theme.heading}>Markers</Text>
+      <Text wrap="truncate-end">{`  ${LEGEND}`}</Text>
+    </Box>
+  );
+});

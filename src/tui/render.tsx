@@ -1,0 +1,50 @@
+/**
+ * Entry points for the CLI: mount the chat or design view on a terminal. Mount them only when stdout
+ * and stdin are TTYs; otherwise use the `--json` event stream.
+ */
+import { render, type Instance } from 'ink';
+import { App } from './App.js';
+import type { ChatLayoutProps } from './layouts/ChatLayout.js';
+import type { DesignLayoutProps } from './layouts/DesignLayout.js';
+import type { Theme } from './theme.js';
+
+/** Streams to draw on and read from, for embedding; the process's own by default. */
+export interface TerminalStreams {
+  stdout?: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  stderr?: NodeJS.WriteStream;
+  theme?: Theme;
+}
+
+/** Options of {@link renderChatUI}. */
+export type ChatUIOptions = ChatLayoutProps & TerminalStreams;
+
+/** Options of {@link renderDesignUI}. */
+export type DesignUIOptions = DesignLayoutProps & TerminalStreams;
+
+/**
+ * Mounts the chat view. `onSubmit` gets each reply the user types; `onQuit` runs on `q` or Ctrl+C,
+ * after which the view unmounts (`waitUntilExit()` on the returned instance resolves then).
+ */
+export function renderChatUI(options: ChatUIOptions): Instance {
+  const { stdout, stdin, stderr, ...props } = options;
+  return render(<App mode="chat" {...props} />, renderOptions({ stdout, stdin, stderr }));
+}
+
+/** Mounts the design view: stages, streamed model text, the designer graph when given. */
+export function renderDesignUI(options: DesignUIOptions): Instance {
+  const { stdout, stdin, stderr, ...props } = options;
+  return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, stderr }));
+}
+
+function renderOptions(streams: Omit<TerminalStreams, 'theme'>) {
+  return {
+    ...(streams.stdout ? { stdout: streams.stdout } : {}),
+    ...(streams.stdin ? { stdin: streams.stdin } : {}),
+    ...(streams.stderr ? { stderr: streams.stderr } : {}),
+    // Ctrl+C goes to the view's quit key, so the caller's onQuit can save before the process ends.
+    exitOnCtrlC: false,
+    // Rewrite only the lines that changed: the graph panel is mostly still while the live turn streams.
+    incrementalRendering: true,
+  };
+}

@@ -1,0 +1,132 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanup } from 'ink-testing-library';
+import { App } from '../../src/tui/App.js';
+import { monoTheme } from '../../src/tui/theme.js';
+import { SIZE, applyEdit, eventBus, mount, supportGraph, usage, versionedSupportGraph } from './helpers.js';
+
+afterEach(cleanup);
+
+/** The status bar is the line above the reply line: the last but one of the frame. */
+function statusLine(frame: string): string {
+  const lines = frame.split('\n');
+  return lines[lines.length - 2]!;
+}
+
+describe('StatusBar', () => {
+  it('shows the node count and version, and updates them after a graph edit', async () => {
+    const { bus, emit } = eventBus();
+    const graph = versionedSupportGraph();
+    const ui = mount(
+      <App
+        mode="chat"
+        bus={bus}
+        graph={graph}
+        onSubmit={() => {}}
+        onQuit={() => {}}
+        size={SIZE}
+        theme={monoTheme}
+      />,
+    );
+    expect(statusLine(ui.frame())).toContain('nodes: 6 · v0');
+    await emit(
+      applyEdit(graph, {
+        op: 'add',
+        node: { name: 'refund', action: 'chat', instruction: 'Offer a refund.', transitions: ['answer'] },
+      }),
+    );
+    expect(statusLine(ui.frame())).toContain('nodes: 7 · v1');
+  });
+
+  it('adds up tokens and estimated cost over model calls and names the chatbot model', async () => {
+    const { bus, emit } = eventBus();
+    const perToken = (_model: string, u: { promptTokens: number; completionTokens: number }) =>
+      (u.promptTokens + u.completionTokens) * 0.0001;
+    const ui = mount(
+      <App
+        mode="chat"
+        bus={bus}
+        graph={supportGraph()}
+        onSubmit={() => {}}
+        onQuit={() => {}}
+        size={SIZE}
+        theme={monoTheme}
+        estimateCost={perToken}
+      />,
+    );
+    await emit(
+      {
+        type: 'model.call',
+        role: 'classifier',
+        model: 'small-model',
+        purpose: 'transition',
+        usage: usage(900, 1),
+        ms: 3,
+        scripted: false,
+      },
+      {
+        type: 'model.call',
+        role: 'chatbot',
+        model: 'gpt-4o-mini',
+        purpose: 'node start1',
+        usage: usage(1000, 99),
+        ms: 9,
+        scripted: false,
+      },
+    );
+    const status = statusLine(ui.frame());
+    expect(status).toMatch(/^gpt-4o-mini · /);
+    expect(status).toContain('tokens: 2,000 (1,900 in / 100 out)');
+    expect(status).toContain('est. $0.2000');
+    expect(status).not.toContain('[scripted]');
+  });
+
+  it('says [scripted] when the scripted provider answered', async () => {
+    const { bus, emit } = eventBus();
+    const ui = mount(
+      <App
+        mode="chat"
+        bus={bus}
+        graph={supportGraph()}
+        onSubmit={() => {}}
+        onQuit={() => {}}
+        size={SIZE}
+        theme={monoTheme}
+      />,
+    );
+    await emit({
+      type: 'model.call',
+      role: 'chatbot',
+      model: 'scripted',
+      purpose: 'node start1',
+      usage: usage(1, 1),
+      ms: 0,
+      scripted: true,
+    });
+    expect(statusLine(ui.frame())).toContain('scripted [scripted] · nodes: 6');
+    // The scripted model has no price.
+    expect(statusLine(ui.frame())).toContain('est. cost n/a');
+  });
+
+  it('shows elapsed time since the run started', async () => {
+    let now = 1_000;
+    const { bus, emit } = eventBus();
+    const ui = mount(
+      <App
+        mode="chat"
+        bus={bus}
+        graph={supportGraph()}
+        onSubmit={() => {}}
+        onQuit={() => {}}
+        size={SIZE}
+        theme={monoTheme}
+        now={() => now}
+      />,
+    );
+    now = 66_000;
+    await emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
+    now = 131_000;
+    // Any event re-renders the bar, which reads the clock it was given.
+    await emit({ type: 'node.entered', node: 'start1', action: 'chat', depth: 0 });
+    expect(statusLine(ui.frame())).toMatch(/ · 1m 05s$/);
+  });
+});

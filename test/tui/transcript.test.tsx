@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup } from 'ink-testing-library';
+import { App } from '../../src/tui/App.js';
+import { monoTheme } from '../../src/tui/theme.js';
+import { KEY, SIZE, eventBus, mount, supportGraph } from './helpers.js';
+import type { AgentEvent } from '../../src/events.js';
+
+afterEach(cleanup);
+
+function chat(onSubmit: (text: string) => void = () => {}) {
+  const { bus, emit } = eventBus();
+  const ui = mount(
+    <App
+      mode="chat"
+      bus={bus}
+      graph={supportGraph()}
+      onSubmit={onSubmit}
+      onQuit={() => {}}
+      size={SIZE}
+      theme={monoTheme}
+    />,
+  );
+  return { ...ui, emit };
+}
+
+const choseBilling: AgentEvent = {
+  type: 'transition',
+  from: 'start1',
+  to: 'billing',
+  kind: 'choice',
+  question: 'What does the user need help with?',
+  choices: ['a question about a bill', 'a technical problem'],
+  answer: 'A',
+};
+
+describe('Transcript', () => {
+  it('prints the user and the agent under the names the graph gives them', async () => {
+    const ui = chat();
+    await ui.emit(
+      { type: 'reply', node: 'start1', text: 'Hello! How can I help?' },
+      { type: 'user', text: 'My bill is wrong.' },
+    );
+    expect(ui.frame()).toContain('Ava › Hello! How can I help?');
+    expect(ui.frame()).toContain('Sam › My bill is wrong.');
+  });
+
+  it('shows the classifier choice of a transition in the folded decisions', async () => {
+    const ui = chat();
+    await ui.emit({ type: 'user', text: 'My bill is wrong.' }, choseBilling);
+    expect(ui.frame()).toContain(
+      '▸ 1 decision so far · last: start1 → billing  (choice · chose A) a question about a bill',
+    );
+  });
+
+  it('folds the decisions under the reply they led to, and t unfolds them', async () => {
+    const ui = chat();
+    await ui.press(KEY.tab); // away from the reply line, so t is a key, not a letter
+    await ui.emit(
+      { type: 'user', text: 'My bill is wrong.' },
+      choseBilling,
+      { type: 'node.entered', node: 'billing', action: 'thought', depth: 0 },
+      { type: 'model.delta', role: 'chatbot', purpose: 'node billing', delta: 'Check the invoice.' },
+      { type: 'transition', from: 'billing', to: 'answer', kind: 'single' },
+      { type: 'reply', node: 'answer', text: 'Let me check your invoice.' },
+    );
+    expect(ui.frame()).toContain(
+      'Ava › Let me check your invoice.\n  ▸ 3 decisions · last: billing → answer',
+    );
+
+    await ui.press('t');
+    await ui.emit(
+      { type: 'user', text: 'Thanks.' },
+      { type: 'transition', from: 'answer', to: 'start1', kind: 'single' },
+      { type: 'reply', node: 'start1', text: 'Anything else?' },
+    );
+    expect(ui.frame()).toContain('Ava › Anything else?\n  ▾ 1 decision\n    answer → start1');
+  });
+
+  it('lists thoughts with the text the thought node streamed', async () => {
+    const ui = chat();
+    await ui.press(KEY.tab, 't');
+    await ui.emit(
+      { type: 'node.entered', node: 'billing', action: 'thought', depth: 0 },
+      { type: 'model.delta', role: 'chatbot', purpose: 'node billing', delta: 'The user ' },
+      { type: 'model.delta', role: 'chatbot', purpose: 'node billing', delta: 'was charged twice.' },
+      { type: 'variable.set', name: 'plan', value: 'refund', node: 'billing' },
+      { type: 'reply', node: 'answer', text: 'You were charged twice; I will refund it.' },
+    );
+    expect(ui.frame()).toContain(
+      '    thought at billing: The user was charged twice.\n    plan = "refund"  (at billing)',
+    );
+  });
+
+  it('streams the reply in progress and prints errors with their node', async () => {
+    const ui = chat();
+    await ui.emit(
+      { type: 'node.entered', node: 'answer', action: 'chat', depth: 0 },
+      { type: 'model.delta', role: 'chatbot', purpose: 'node answer', delta: 'Let me look' },
+    );
+    expect(ui.frame()).toContain('Ava is working · at answer');
+    expect(ui.frame()).toContain('  Let me look');
+    await ui.emit({ type: 'error', message: 'the model timed out', node: 'answer' });
+    expect(ui.frame()).toContain('✗ error at node answer: the model timed out');
+  });
+});
+
+describe('reply line', () => {
+  it('submits the typed reply and stays disabled until the agent answers', async () => {
+    const onSubmit = vi.fn();
+    const ui = chat(onSubmit);
+    await ui.press('Hi', ' thera', KEY.backspace, 'e', KEY.enter);
+    expect(onSubmit).toHaveBeenCalledWith('Hi there');
+    expect(ui.frame()).toContain('› Ava is working…');
+
+    await ui.press('x', KEY.enter);
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+
+    await ui.emit({ type: 'user', text: 'Hi there' }, { type: 'reply', node: 'start1', text: 'Hello.' });
+    expect(ui.frame()).toMatch(/› █/);
+  });
+
+  it('is disabled while the agent works and after the conversation ends', async () => {
+    const ui = chat();
+    await ui.emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
+    expect(ui.frame()).toContain('› Ava is working…');
+    await ui.emit({ type: 'transition', from: 'answer', to: 'quit', kind: 'quit' });
+    expect(ui.frame()).toContain('› the conversation has ended');
+  });
+});
