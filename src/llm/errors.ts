@@ -127,7 +127,7 @@ function connectionError(error: APIConnectionError, baseUrl: string): ModelError
     return new ModelError(
       'unreachable',
       `no model server answered at ${baseUrl}`,
-      'start the server (for example `ollama serve`), or set OPENAI_BASE_URL or pass --base-url',
+      'start the server (for example `ollama serve`), or point OPENAI_BASE_URL or --base-url at one that runs',
     );
   }
   return new ModelError(

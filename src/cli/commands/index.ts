@@ -1,9 +1,19 @@
 import type { Command } from 'commander';
+import { register as registerExport } from './export.js';
 import { register as registerValidate } from './validate.js';
 import { register as registerShow } from './show.js';
 import { register as registerHistory } from './history.js';
+import { register as registerDoctor } from './doctor.js';
+import { register as registerAsk } from './ask.js';
 
 /** Every command registers itself on the program. One file per command in this folder. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerValidate, registerShow, registerHistory];
+export const commands: RegisterCommand[] = [
+  registerExport,
+  registerValidate,
+  registerShow,
+  registerHistory,
+  registerDoctor,
+  registerAsk,
+];

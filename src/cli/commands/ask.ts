@@ -1,0 +1,49 @@
+/** `meta-agent ask TEXT`: one chat completion from the chatbot model, streamed to stdout. */
+import type { Command } from 'commander';
+import { UsageMeter, formatUsage } from '../../llm/usage.js';
+import type { ChatMessage } from '../../llm/types.js';
+import { MODEL_OPTIONS_HELP, addModelOptions, modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../model-options.js';
+
+const EXAMPLES = `
+Examples:
+  $ meta-agent ask "Say hello in French"
+  $ meta-agent ask "Summarise AutoGRAMS in one line" --model gpt-4o
+  $ meta-agent ask "Why is the sky blue?" --base-url http://127.0.0.1:11434/v1 --model llama3.2
+  $ meta-agent ask "Hi" --system "Answer like a pirate."
+  $ meta-agent ask "Hi" --provider scripted --script rules.json
+
+The answer goes to stdout as it arrives; the model, tokens, cost and time go to stderr, so
+\`meta-agent ask "…" > answer.txt\` keeps only the answer.
+${MODEL_OPTIONS_HELP}`;
+
+interface AskOptions extends ModelOptionValues {
+  system?: string;
+}
+
+/** Registers `ask`. */
+export function register(program: Command): void {
+  const command = program
+    .command('ask')
+    .description('send one message to the chatbot model and stream the answer (a quick check of your setup)')
+    .argument('<text>', 'the message to send')
+    .option('-s, --system <text>', 'system prompt to send before the message');
+  addModelOptions(command)
+    .addHelpText('after', EXAMPLES)
+    .action(async (text: string, options: AskOptions) => {
+      const { models } = await modelsFromOptions(options);
+      const meter = new UsageMeter();
+      const chatbot = meter.wrap('chatbot', models.chatbot);
+      const messages: ChatMessage[] = [
+        ...(options.system ? [{ role: 'system' as const, content: options.system }] : []),
+        { role: 'user', content: text },
+      ];
+      if (chatbot.scripted) process.stdout.write('[scripted] ');
+      const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) =>
+        process.stdout.write(chunk.delta),
+      );
+      process.stdout.write(completion.text.endsWith('\n') ? '' : '\n');
+      const marker = chatbot.scripted ? '[scripted] ' : '';
+      process.stderr.write(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
+    });
+}

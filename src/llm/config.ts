@@ -1,0 +1,229 @@
+/**
+ * Which model, endpoint and key each role uses. Precedence, highest first:
+ * per-role CLI flag > global CLI flag > per-role env (META_AGENT_<ROLE>_MODEL, _BASE_URL, _API_KEY) >
+ * global env (META_AGENT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > the graph's `config.models` > defaults.
+ * With no key and no base URL, a local server on its usual port is used when one answers.
+ */
+import { UserError } from '../errors.js';
+import { listModels, probeLocalServers, probeUrls } from './discovery.js';
+import { OpenAIModel } from './openai.js';
+import { createScriptedModels } from './scripted.js';
+import type { LanguageModel, ModelRole, ModelSet } from './types.js';
+
+export const ROLES: readonly ModelRole[] = ['chatbot', 'classifier', 'userbot', 'embedder'];
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_OPENAI_CHAT_MODEL = 'gpt-4o-mini';
+export const DEFAULT_OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
+
+export type ModelProvider = 'openai' | 'scripted';
+
+/** A graph file's own model choices (`config.models`), the lowest-priority settings. */
+export type GraphModelConfig = Partial<Record<ModelRole, { model?: string; baseUrl?: string }>>;
+
+/** Settings from the command line (see cli/model-options.ts). */
+export interface ModelFlags {
+  provider?: ModelProvider;
+  /** The scripted provider's rules file; implies `provider: 'scripted'`. */
+  script?: string;
+  /** Model for the chat roles (chatbot, classifier, userbot); the embedder keeps its own. */
+  model?: string;
+  baseUrl?: string;
+  roleModels?: Partial<Record<ModelRole, string>>;
+}
+
+export interface ModelConfigInput {
+  flags?: ModelFlags;
+  /** Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  graph?: GraphModelConfig;
+}
+
+/** Where one role's calls go, and why. */
+export type ResolvedEndpoint = { model: string; source: string } & (
+  { provider: 'openai'; baseUrl: string; apiKey?: string } | { provider: 'scripted'; script: string }
+);
+
+export type ResolvedEndpoints = Record<ModelRole, ResolvedEndpoint>;
+
+export interface ResolvedModels {
+  models: ModelSet;
+  endpoints: ResolvedEndpoints;
+}
+
+/** Resolves the endpoints and builds the models (roles with identical settings share one object). */
+export async function resolveModels(input: ModelConfigInput = {}): Promise<ResolvedModels> {
+  const endpoints = await resolveEndpoints(input);
+  return { endpoints, models: await createModels(endpoints) };
+}
+
+interface Setting {
+  value: string;
+  source: string;
+}
+
+/** Applies the precedence, probes for a local server if nothing is configured, and fills in models. */
+export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<ResolvedEndpoints> {
+  const flags = input.flags ?? {};
+  const env = input.env ?? process.env;
+  if (flags.provider === 'scripted' || (flags.script !== undefined && flags.provider === undefined)) {
+    return scriptedEndpoints(flags.script);
+  }
+  if (flags.script !== undefined) {
+    throw new UserError('--script only applies to --provider scripted', 2);
+  }
+
+  const partial = ROLES.map((role) => {
+    const ROLE = role.toUpperCase();
+    const chatRole = role !== 'embedder';
+    const model = first([
+      [flags.roleModels?.[role], `--${role}-model`],
+      [chatRole ? flags.model : undefined, '--model'],
+      [env[`META_AGENT_${ROLE}_MODEL`], `META_AGENT_${ROLE}_MODEL`],
+      [chatRole ? env.META_AGENT_MODEL : undefined, 'META_AGENT_MODEL'],
+      [input.graph?.[role]?.model, `the graph's config.models.${role}`],
+    ]);
+    const apiKey = env[`META_AGENT_${ROLE}_API_KEY`] || env.OPENAI_API_KEY || undefined;
+    let baseUrl = first([
+      [flags.baseUrl, '--base-url'],
+      [env[`META_AGENT_${ROLE}_BASE_URL`], `META_AGENT_${ROLE}_BASE_URL`],
+      [env.OPENAI_BASE_URL, 'OPENAI_BASE_URL'],
+      [input.graph?.[role]?.baseUrl, `the graph's config.models.${role}`],
+    ]);
+    if (baseUrl) baseUrl = { value: checkedUrl(baseUrl), source: baseUrl.source };
+    else if (apiKey) baseUrl = { value: OPENAI_BASE_URL, source: 'OpenAI, as OPENAI_API_KEY is set' };
+    return { role, model, baseUrl, apiKey };
+  });
+
+  const listings = new Map<string, string[]>();
+  if (partial.some((entry) => !entry.baseUrl)) {
+    const urls = probeUrls(env);
+    const found = await probeLocalServers(urls);
+    if (!found) throw nothingConfigured(urls);
+    listings.set(found.baseUrl, found.models);
+    for (const entry of partial) {
+      entry.baseUrl ??= { value: found.baseUrl, source: `the local server found at ${found.baseUrl}` };
+    }
+  }
+
+  const endpoints: Partial<ResolvedEndpoints> = {};
+  for (const { role, model, baseUrl, apiKey } of partial) {
+    const url = baseUrl as Setting;
+    const chosen = model ?? (await defaultModel(role, url.value, apiKey, listings, endpoints.chatbot));
+    endpoints[role] = {
+      provider: 'openai',
+      model: chosen.value,
+      baseUrl: url.value,
+      apiKey,
+      source: `model from ${chosen.source}; URL from ${url.source}`,
+    };
+  }
+  return endpoints as ResolvedEndpoints;
+}
+
+/** Builds one model per distinct endpoint and hands it to every role that uses it. */
+export async function createModels(endpoints: ResolvedEndpoints): Promise<ModelSet> {
+  const scripted = Object.values(endpoints).find((endpoint) => endpoint.provider === 'scripted');
+  if (scripted?.provider === 'scripted') return createScriptedModels(scripted.script);
+  const built = new Map<string, LanguageModel>();
+  const modelFor = (endpoint: ResolvedEndpoint): LanguageModel => {
+    if (endpoint.provider !== 'openai') throw new Error('mixed scripted and OpenAI endpoints');
+    const key = JSON.stringify([endpoint.baseUrl, endpoint.model, endpoint.apiKey]);
+    let model = built.get(key);
+    if (!model) {
+      model = new OpenAIModel({ baseUrl: endpoint.baseUrl, model: endpoint.model, apiKey: endpoint.apiKey });
+      built.set(key, model);
+    }
+    return model;
+  };
+  return {
+    chatbot: modelFor(endpoints.chatbot),
+    classifier: modelFor(endpoints.classifier),
+    userbot: modelFor(endpoints.userbot),
+    embedder: modelFor(endpoints.embedder),
+  };
+}
+
+function scriptedEndpoints(script: string | undefined): ResolvedEndpoints {
+  if (!script) {
+    throw new UserError(
+      '--provider scripted needs a rules file',
+      2,
+      'pass --script FILE (a JSON file of rules)',
+    );
+  }
+  const endpoint: ResolvedEndpoint = {
+    provider: 'scripted',
+    model: 'scripted',
+    script,
+    source: `the script ${script}`,
+  };
+  return { chatbot: endpoint, classifier: endpoint, userbot: endpoint, embedder: endpoint };
+}
+
+/**
+ * The model a role uses when none is named: OpenAI's defaults on api.openai.com; elsewhere a model the
+ * server lists, preferring an embedding model for the embedder and a chat model for the rest.
+ */
+async function defaultModel(
+  role: ModelRole,
+  baseUrl: string,
+  apiKey: string | undefined,
+  listings: Map<string, string[]>,
+  chatbot: ResolvedEndpoint | undefined,
+): Promise<Setting> {
+  if (new URL(baseUrl).hostname === 'api.openai.com') {
+    const value = role === 'embedder' ? DEFAULT_OPENAI_EMBEDDING_MODEL : DEFAULT_OPENAI_CHAT_MODEL;
+    return { value, source: 'the default for OpenAI' };
+  }
+  const isEmbedding = (name: string) => /embed/i.test(name);
+  const sameServerAsChatbot = chatbot?.provider === 'openai' && chatbot.baseUrl === baseUrl;
+  if (role === 'embedder') {
+    const embedding = listings.get(baseUrl)?.find(isEmbedding);
+    if (embedding) return { value: embedding, source: `the embedding model listed by ${baseUrl}` };
+    // Local servers embed with chat models too; asking the server only for this would make a
+    // command fail on an embedder it may never use.
+    if (sameServerAsChatbot) return { value: chatbot.model, source: "the chatbot's model" };
+  }
+  let models = listings.get(baseUrl);
+  if (!models) {
+    models = await listModels(baseUrl, { apiKey });
+    listings.set(baseUrl, models);
+  }
+  const value = models.find((name) => !isEmbedding(name)) ?? models[0];
+  if (!value) {
+    throw new UserError(
+      `the model server at ${baseUrl} lists no models`,
+      2,
+      'load or pull a model there (for Ollama: `ollama pull llama3.2`), or name one with --model',
+    );
+  }
+  return { value, source: `the first model listed by ${baseUrl}` };
+}
+
+function nothingConfigured(probed: readonly string[]): UserError {
+  const tried = probed.length > 0 ? `, and no local server answered at ${probed.join(' or ')}` : '';
+  return new UserError(
+    `no model server is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (a local server)${tried}`,
+    2,
+    'alternatively pass --base-url URL and --model NAME, e.g. --base-url http://127.0.0.1:11434/v1 --model llama3.2 (Ollama)',
+  );
+}
+
+function first(candidates: [string | undefined, string][]): Setting | undefined {
+  for (const [value, source] of candidates) {
+    if (value !== undefined && value.trim() !== '') return { value: value.trim(), source };
+  }
+  return undefined;
+}
+
+function checkedUrl(pick: Setting): string {
+  const protocol = URL.canParse(pick.value) ? new URL(pick.value).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new UserError(
+      `${pick.source} is "${pick.value}", which is not an http(s) URL`,
+      2,
+      'use the server base URL, e.g. http://127.0.0.1:11434/v1',
+    );
+  }
+  return pick.value.replace(/\/+$/, '');
+}

@@ -1,0 +1,72 @@
+/**
+ * Finding model servers and their models: `GET /models` on an OpenAI-compatible endpoint, and a quick
+ * probe of the ports local servers use by default, so meta-agent works with nothing configured when
+ * Ollama or LM Studio is running.
+ */
+import OpenAI from 'openai';
+import { malformedResponse, toModelError } from './errors.js';
+import { PLACEHOLDER_API_KEY } from './openai.js';
+
+/** Where local servers listen by default, in the order they are tried. */
+export const DEFAULT_PROBE_URLS: readonly string[] = [
+  'http://127.0.0.1:11434/v1', // Ollama
+  'http://127.0.0.1:1234/v1', // LM Studio
+];
+
+/** How long a local probe waits: a server on loopback answers in milliseconds or not at all. */
+const PROBE_TIMEOUT_MS = 800;
+
+export interface ListModelsOptions {
+  apiKey?: string;
+  timeoutMs?: number;
+}
+
+/** The model ids the server at `baseUrl` lists; failures are ModelErrors (no retries). */
+export async function listModels(baseUrl: string, options: ListModelsOptions = {}): Promise<string[]> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const client = new OpenAI({
+    baseURL: baseUrl,
+    apiKey: options.apiKey || PLACEHOLDER_API_KEY,
+    timeout: timeoutMs,
+    maxRetries: 0,
+  });
+  try {
+    const page = await client.models.list();
+    const ids = Array.isArray(page?.data) ? page.data.map((model) => model?.id) : undefined;
+    if (!ids || !ids.every((id) => typeof id === 'string')) {
+      throw malformedResponse(baseUrl, 'GET /models did not return a list of models');
+    }
+    return ids;
+  } catch (error) {
+    throw toModelError(error, { baseUrl, model: '(listing models)', timeoutMs, maxRetries: 0 });
+  }
+}
+
+/** A local server that answered the probe. */
+export interface ProbedServer {
+  baseUrl: string;
+  models: string[];
+}
+
+/** The probe URLs: META_AGENT_PROBE_URLS (comma-separated) or, when unset or empty, the defaults. */
+export function probeUrls(env: NodeJS.ProcessEnv): string[] {
+  const configured = env.META_AGENT_PROBE_URLS?.trim();
+  if (!configured) return [...DEFAULT_PROBE_URLS];
+  return configured
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+}
+
+/** The first of `urls` (in order) whose server lists its models; all are asked at once. */
+export async function probeLocalServers(urls: readonly string[]): Promise<ProbedServer | undefined> {
+  const answers = await Promise.all(
+    urls.map((baseUrl) =>
+      listModels(baseUrl, { timeoutMs: PROBE_TIMEOUT_MS }).then(
+        (models) => ({ baseUrl, models }),
+        () => undefined,
+      ),
+    ),
+  );
+  return answers.find((answer) => answer !== undefined);
+}

@@ -1,0 +1,55 @@
+/**
+ * Runs the built CLI (`bin/meta-agent.js`, which loads `dist/`) as a subprocess, the way a user does.
+ * Build first with `npx tsc -p .`. Asynchronous on purpose: a test's loopback server must keep serving
+ * while the CLI talks to it.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const bin = fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url));
+const builtMain = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  /**
+   * Variables for the CLI. Model settings of the calling environment (OPENAI_*, META_AGENT_*) are
+   * removed first, so a developer's own key or server never leaks into a test.
+   */
+  env?: Record<string, string>;
+  /** Written to the CLI's stdin, which is then closed. */
+  input?: string;
+  cwd?: string;
+}
+
+/** Runs `meta-agent ...args` and resolves when it exits. */
+export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
+  if (!existsSync(builtMain)) {
+    throw new Error(`the CLI is not built (${builtMain} is missing): run \`npx tsc -p .\` first`);
+  }
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !/^(OPENAI_|META_AGENT_)/.test(name)) env[name] = value;
+  }
+  Object.assign(env, { NO_COLOR: '1' }, options.env);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--no-node-snapshot', bin, ...args], {
+      cwd: options.cwd ?? root,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
