@@ -19,7 +19,8 @@ export function nodeNameProblem(name: string): string | undefined {
 /** The candidate closest to `name` by edit distance, when it is close enough to be a likely typo. */
 export function closestName(name: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  // One slip in a short name, more in a long one; never a whole name's worth of changes.
+  let bestDistance = Math.min(name.length <= 4 ? 1 : name.length <= 8 ? 2 : 3, name.length - 1) + 1;
   for (const candidate of candidates) {
     const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
     if (distance < bestDistance) {
@@ -30,15 +31,19 @@ export function closestName(name: string, candidates: Iterable<string>): string 
   return best;
 }
 
+/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
 function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j]! + 1, current[j - 1]! + 1, substitution));
+      const above = rows[i - 1]!;
+      let cost = Math.min(above[j]! + 1, row[j - 1]! + 1, above[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        cost = Math.min(cost, rows[i - 2]![j - 2]! + 1);
+      row.push(cost);
     }
-    previous = current;
+    rows.push(row);
   }
-  return previous[b.length]!;
+  return rows[a.length]![b.length]!;
 }

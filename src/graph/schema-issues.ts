@@ -31,13 +31,18 @@ function describeIssue(issue: z.core.$ZodIssue, actual: unknown): string {
       return `invalid value ${JSON.stringify(actual)}; expected one of ${issue.values.map(String).join(', ')}`;
     case 'invalid_type':
       return actual === undefined
-        ? `missing; expected ${issue.expected}`
-        : `expected ${issue.expected}, got ${kindOf(actual)}`;
+        ? `missing; expected ${expectedKind(issue.expected)}`
+        : `expected ${expectedKind(issue.expected)}, got ${kindOf(actual)}`;
     case 'unrecognized_keys':
       return `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
     default:
       return issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
   }
+}
+
+/** zod's name for an expected type, in the words of a JSON file. */
+function expectedKind(expected: string): string {
+  return expected === 'record' ? 'object' : expected;
 }
 
 function kindOf(value: unknown): string {

@@ -188,7 +188,10 @@ export class VersionedGraph implements GraphView {
   }
 
   #planAdd(raw: Record<string, unknown>): Change {
-    const node = parseNode(raw, 'cannot add node');
+    const node = parseNode(
+      raw,
+      typeof raw.name === 'string' ? `cannot add node "${raw.name}"` : 'cannot add node',
+    );
     if (this.#indexOf(node.name) >= 0)
       throw new GraphEditError(
         `cannot add node "${node.name}": a node with that name already exists`,

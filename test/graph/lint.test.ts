@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lintGraph, type Finding } from '../../src/graph/lint.js';
+import { closestName } from '../../src/graph/names.js';
 import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
 import { startNodeOf } from '../../src/graph/structure.js';
 
@@ -16,9 +17,9 @@ const warnings = (findings: Finding[]) => findings.filter((f) => f.severity === 
 
 describe('lintGraph', () => {
   it('finds nothing wrong with a small well-formed chat loop', () => {
-    expect(lint([{ name: 'hello', action: 'chat', instruction: 'Greet the user', transitions: ['hello'] }])).toEqual(
-      [],
-    );
+    expect(
+      lint([{ name: 'hello', action: 'chat', instruction: 'Greet the user', transitions: ['hello'] }]),
+    ).toEqual([]);
   });
 
   it('reports a transition to a missing node by name, suggesting the closest one', () => {
@@ -27,7 +28,12 @@ describe('lintGraph', () => {
       { name: 'answer', action: 'chat', transitions: ['ask'] },
     ]);
     expect(errors(findings)).toEqual([
-      { severity: 'error', node: 'ask', message: 'transition to missing node "anser"', hint: 'did you mean "answer"?' },
+      {
+        severity: 'error',
+        node: 'ask',
+        message: 'transition to missing node "anser"',
+        hint: 'did you mean "answer"?',
+      },
     ]);
   });
 
@@ -109,7 +115,10 @@ describe('lintGraph', () => {
       { name: 'p.b', action: 'chat', transitions: ['a'] },
     ]);
     expect(errors(findings)).toEqual([
-      expect.objectContaining({ node: 'p.a', message: 'is tried by "p.*" before "p.b" but has no booleanCondition' }),
+      expect.objectContaining({
+        node: 'p.a',
+        message: 'is tried by "p.*" before "p.b" but has no booleanCondition',
+      }),
     ]);
   });
 
@@ -180,7 +189,9 @@ describe('lintGraph', () => {
   });
 
   it('reports a function node whose instruction is not a call', () => {
-    const findings = lint([{ name: 'a', action: 'function', instruction: 'summarize it', transitions: ['a'] }]);
+    const findings = lint([
+      { name: 'a', action: 'function', instruction: 'summarize it', transitions: ['a'] },
+    ]);
     expect(errors(findings)[0]!.message).toContain('must be a call like "y = f(x)"');
   });
 
@@ -190,7 +201,12 @@ describe('lintGraph', () => {
       { name: 'orphan', action: 'chat', transitions: ['start'] },
       { name: 'helper()', action: 'thought', transitions: ['inner'] },
       { name: 'inner', action: 'thought', transitions: ['return'] },
-      { name: 'stop', action: 'chat_exact', conditionInterjection: 'The user wants to stop', transitions: ['quit'] },
+      {
+        name: 'stop',
+        action: 'chat_exact',
+        conditionInterjection: 'The user wants to stop',
+        transitions: ['quit'],
+      },
     ]);
     expect(warnings(findings)).toEqual([expect.objectContaining({ node: 'orphan' })]);
     expect(warnings(findings)[0]!.message).toContain('unreachable');
@@ -215,7 +231,9 @@ describe('lintGraph', () => {
   });
 
   it('warns when simulated-user instructions do not match the transitions', () => {
-    const findings = lint([{ name: 'a', action: 'chat', transitions: ['a'], userInstructions: ['hi', 'bye'] }]);
+    const findings = lint([
+      { name: 'a', action: 'chat', transitions: ['a'], userInstructions: ['hi', 'bye'] },
+    ]);
     expect(warnings(findings)[0]!.message).toBe('has 2 userInstructions for 1 transitions');
   });
 
@@ -240,5 +258,14 @@ describe('startNodeOf', () => {
     expect(startNodeOf(graph(nodes, { startNode: 'first' }))).toBe('first');
     expect(startNodeOf(graph(nodes))).toBe('start1');
     expect(startNodeOf(graph(nodes.slice(0, 1)))).toBe('first');
+  });
+});
+
+describe('closestName', () => {
+  it('suggests a name one slip away, a swap of two letters included, but not an unrelated short name', () => {
+    expect(closestName('anser', ['answer', 'ask'])).toBe('answer');
+    expect(closestName('rigth', ['right', 'wrong'])).toBe('right');
+    expect(closestName('b', ['a'])).toBeUndefined();
+    expect(closestName('summary', ['greeting'])).toBeUndefined();
   });
 });
