@@ -3,7 +3,14 @@ import { toDot } from '../../src/export/dot.js';
 import { graphviz } from '../../src/export/graphviz.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
-import { awkwardGraph, branchGraph, quizGraph } from './fixtures.js';
+import {
+  awkwardGraph,
+  branchGraph,
+  DESIGNER_GRAPH,
+  FRACTION_AGENT_CSV,
+  quizGraph,
+  SIMPLE_EXAMPLE_CSV,
+} from './fixtures.js';
 
 const HEADER = (name: string): string[] => [
   `digraph "${name}" {`,
@@ -108,15 +115,9 @@ describe('Graphviz', () => {
     ['quiz', () => Promise.resolve(quizGraph)],
     ['branch', () => Promise.resolve(branchGraph)],
     ['awkward names', () => Promise.resolve(awkwardGraph)],
-    [
-      'AutoGRAMS fraction tutor (CSV)',
-      async () => (await loadGraphFile(EXAMPLES + 'fraction_agent.csv')).file,
-    ],
-    [
-      'AutoGRAMS simple example (CSV)',
-      async () => (await loadGraphFile(EXAMPLES + 'simple_example.csv')).file,
-    ],
-    ['the designer meta-autogram', async () => (await loadGraphFile('meta/designer.autogram.json')).file],
+    ['AutoGRAMS fraction tutor (CSV)', async () => (await loadGraphFile(FRACTION_AGENT_CSV)).file],
+    ['AutoGRAMS simple example (CSV)', async () => (await loadGraphFile(SIMPLE_EXAMPLE_CSV)).file],
+    ['the designer meta-autogram', async () => (await loadGraphFile(DESIGNER_GRAPH)).file],
   ] as const;
 
   it.each(['a\\', 'a\\\\', 'a"b', 'a\\"b', '"'])('accepts a node named %s', async (name) => {
@@ -138,5 +139,3 @@ describe('Graphviz', () => {
     expect(result.errors.map((e) => e.message).join('\n')).not.toContain('no hard-coded metrics');
   });
 });
-
-const EXAMPLES = '/work/shared/autograms-examples/';

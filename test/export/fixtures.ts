@@ -1,5 +1,16 @@
 /** Small graphs that exercise every way an exporter draws a transition. */
+import { fileURLToPath } from 'node:url';
 import { graphFileSchema, type GraphFile, type GraphFileInput } from '../../src/graph/schema.js';
+
+/** The AutoGRAMS example spreadsheets kept as test fixtures. */
+export const FRACTION_AGENT_CSV = fileURLToPath(
+  new URL('../fixtures/graphs/fraction_agent.csv', import.meta.url),
+);
+export const SIMPLE_EXAMPLE_CSV = fileURLToPath(
+  new URL('../fixtures/graphs/simple_example.csv', import.meta.url),
+);
+/** The designer meta-autogram, the largest graph in the repository. */
+export const DESIGNER_GRAPH = fileURLToPath(new URL('../../meta/designer.autogram.json', import.meta.url));
 
 function graph(input: GraphFileInput): GraphFile {
   return graphFileSchema.parse(input);

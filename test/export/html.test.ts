@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toHtml } from '../../src/export/html.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
-import { quizGraph } from './fixtures.js';
+import { FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = 'test-artifacts/export-html.png';
@@ -141,7 +141,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
     });
 
     it('opens the AutoGRAMS fraction tutor and shows a node with its answer classes', async () => {
-      const fraction = (await loadGraphFile('/work/shared/autograms-examples/fraction_agent.csv')).file;
+      const fraction = (await loadGraphFile(FRACTION_AGENT_CSV)).file;
       const { page, problems } = await open(fraction);
       await nodeNamed(page, 'm3').click();
       const text = await page.locator('#details').innerText();

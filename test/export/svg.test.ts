@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toSvg } from '../../src/export/svg.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
-import { awkwardGraph, quizGraph } from './fixtures.js';
+import { awkwardGraph, FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
 
 /** Node groups of a Graphviz SVG: element id and title, with XML character references decoded. */
 function svgNodes(svg: string): { id: string; title: string }[] {
@@ -47,6 +47,6 @@ describe('SVG export', () => {
   });
 
   it('renders every node of the AutoGRAMS fraction tutor', async () => {
-    await expectEveryNode((await loadGraphFile('/work/shared/autograms-examples/fraction_agent.csv')).file);
+    await expectEveryNode((await loadGraphFile(FRACTION_AGENT_CSV)).file);
   });
 });
