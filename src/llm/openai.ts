@@ -45,11 +45,17 @@ export class OpenAIModel implements LanguageModel {
   readonly baseUrl: string;
   readonly #client: OpenAI;
   readonly #context: ModelCallContext;
+  /**
+   * OpenAI itself wants `max_completion_tokens` (its reasoning models reject `max_tokens`); the
+   * compatible servers still read `max_tokens`.
+   */
+  readonly #isOpenAI: boolean;
 
   constructor(options: OpenAIModelOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.modelName = options.model;
     this.id = `openai:${options.model}@${this.baseUrl}`;
+    this.#isOpenAI = URL.canParse(this.baseUrl) && new URL(this.baseUrl).hostname === 'api.openai.com';
     const timeoutMs = options.timeoutMs ?? timeoutFromEnv() ?? DEFAULT_TIMEOUT_MS;
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#context = { baseUrl: this.baseUrl, model: this.modelName, timeoutMs, maxRetries };
@@ -135,7 +141,8 @@ export class OpenAIModel implements LanguageModel {
     return {
       model: this.modelName,
       messages: request.messages,
-      ...(request.maxTokens !== undefined && { max_tokens: request.maxTokens }),
+      ...(request.maxTokens !== undefined &&
+        (this.#isOpenAI ? { max_completion_tokens: request.maxTokens } : { max_tokens: request.maxTokens })),
       ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.stop && request.stop.length > 0 && { stop: request.stop }),
       ...(request.logitBias && { logit_bias: request.logitBias }),

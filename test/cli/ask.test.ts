@@ -73,4 +73,27 @@ describe('meta-agent ask', () => {
         'hint: run `meta-agent doctor` to list the models the server offers, then pass --model\n',
     );
   });
+
+  it('gives up on a slow server after META_AGENT_TIMEOUT_MS and its retries, in one line', async () => {
+    server = await startOpenAIServer({ latencyMs: 3_000 });
+    const result = await runCli(['ask', 'hi', '--model', 'llama3.2'], {
+      env: { OPENAI_BASE_URL: server.url, META_AGENT_TIMEOUT_MS: '150' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `error: the model server at ${server.url} did not answer within 0.1 s after 2 retries`,
+    );
+    expect(server.chatRequests()).toHaveLength(3);
+  });
+
+  it('rejects a META_AGENT_TIMEOUT_MS that is not a positive number as a usage error', async () => {
+    server = await startOpenAIServer();
+    const result = await runCli(['ask', 'hi', '--model', 'llama3.2'], {
+      env: { OPENAI_BASE_URL: server.url, META_AGENT_TIMEOUT_MS: 'soon' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'META_AGENT_TIMEOUT_MS must be a positive number of milliseconds, not "soon"',
+    );
+  });
 });
