@@ -79,8 +79,11 @@ export interface ReceivedRequest {
 export interface OpenAIServerOptions {
   /** Answers consumed in order by chat completions before `reply` is consulted. */
   answers?: ChatAnswer[];
-  /** Computes an answer for each chat completion once the queue is empty. */
-  reply?: (body: ChatRequestBody, request: ReceivedRequest) => ChatAnswer | Promise<ChatAnswer>;
+  /** Computes an answer for each chat completion once the queue is empty; undefined: the default. */
+  reply?: (
+    body: ChatRequestBody,
+    request: ReceivedRequest,
+  ) => ChatAnswer | undefined | Promise<ChatAnswer | undefined>;
   /** Answer when neither the queue nor `reply` gives one. Default `Hello from the test server.` */
   defaultAnswer?: string;
   /** Model ids listed by GET /v1/models. Default `['gpt-4o-mini', 'text-embedding-3-small']`. */
@@ -349,7 +352,7 @@ function firstTokens(model: string, text: string, limit: number): string {
   const words = text.match(/\s*\S+\s*/g) ?? [];
   let result = '';
   for (const word of words) {
-    if (countTokens(model, result + word) > limit) break;
+    if (countTokens(model, (result + word).trimEnd()) > limit) break;
     result += word;
   }
   // A single word longer than the limit still yields its first characters, like a truncated token.
