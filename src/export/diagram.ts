@@ -63,7 +63,7 @@ class DiagramBuilder {
   readonly #byName = new Map<string, CompiledNode>();
   readonly #has = (name: string): boolean => this.#byName.has(name);
   readonly #taken = new Set<string>();
-  /** Marker identity (`quit`, `var:x`, `visit:u`, `return:<node>`, `missing:<name>`) -> box key. */
+  /** Marker identity (`quit`, `var:x`, `visit:u`, `return:<node>:<text>`, `missing:<name>`) -> box key. */
   readonly #markers = new Map<string, string>();
   #markerCount = 0;
 
@@ -111,7 +111,7 @@ class DiagramBuilder {
           break;
         case 'return': {
           const text = target.expression ? `return ${target.expression}` : 'return';
-          const key = this.#marker(`return:${node.name}`, 'return', text, categoryOf(node));
+          const key = this.#marker(`return:${node.name}:${text}`, 'return', text, categoryOf(node));
           this.#edge(node.name, key, 'transition', label);
           break;
         }
