@@ -1,0 +1,52 @@
+/**
+ * The interpreter's two kinds of model call: the chatbot answering a chat or thought node (streamed, so
+ * a terminal can show the reply as it comes) and the classifier answering a multiple-choice question.
+ * Both are logged in the conversation state.
+ */
+import type { EventBus } from '../events.js';
+import type { CompiledNode } from '../graph/parse.js';
+import type { GraphView } from '../graph/view.js';
+import { classify } from '../llm/classify.js';
+import type { LanguageModel } from '../llm/types.js';
+import { chatPrompt, classifierPrompt } from './prompt.js';
+import type { ConversationState } from './state.js';
+import type { ChoiceQuestion } from './transitions.js';
+
+/** Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state`; returns the reply. */
+export async function generateReply(
+  model: LanguageModel,
+  events: EventBus,
+  graph: GraphView,
+  node: CompiledNode,
+  state: ConversationState,
+  instruction: string,
+): Promise<string> {
+  const { messages, prefix } = chatPrompt(graph, node, state, instruction);
+  const purpose = `node ${node.name}`;
+  const completion = await model.stream({ messages, purpose }, ({ delta }) =>
+    events.emit({ type: 'model.delta', role: 'chatbot', purpose, delta }),
+  );
+  let text = completion.text.trim();
+  // Some servers repeat the reply start they were asked to continue from.
+  if (prefix && text.startsWith(prefix)) text = text.slice(prefix.length).trim();
+  state.modelCalls.push({ role: 'chatbot', node: node.name, model: model.id, output: text });
+  return text;
+}
+
+/** Asks the classifier `question` about the conversation; returns the index of the chosen answer. */
+export async function askClassifier(
+  model: LanguageModel,
+  node: CompiledNode,
+  state: ConversationState,
+  question: ChoiceQuestion,
+  what: 'transition' | 'interjection',
+): Promise<number> {
+  const result = await classify(model, {
+    prompt: classifierPrompt(question.history, question.question),
+    choices: question.choices,
+    kind: question.kind,
+    purpose: `${what} from ${node.name}`,
+  });
+  state.modelCalls.push({ role: 'classifier', node: node.name, model: model.id, output: result.label });
+  return result.index;
+}

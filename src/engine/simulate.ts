@@ -1,0 +1,179 @@
+/**
+ * User simulation (paper Appendix D). At each chat node a transition is sampled (uniformly, with a seeded
+ * random source) among those with a user instruction; the userbot replies as the user following that
+ * instruction; the agent answers. If the userbot and the classifier both work, the classifier then takes
+ * the sampled transition: agreement per node measures that, and edges never taken show what the
+ * conversations did not cover.
+ */
+import type { AgentEvent } from '../events.js';
+import type { CompiledNode } from '../graph/parse.js';
+import type { Interpreter } from './interpreter.js';
+import { userbotPrompt, type Exchange } from './prompt.js';
+import { topFrame, type ConversationState } from './state.js';
+import { isChatNode, planTransition } from './transitions.js';
+
+/** A random source in [0, 1). */
+export type Random = () => number;
+
+/** A small seeded generator (mulberry32): the same seed gives the same simulated conversations. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface SimulationOptions {
+  /** User replies per conversation at most. */
+  turns: number;
+  rng: Random;
+}
+
+/** One user reply of a simulated conversation and what became of it. */
+export interface SimulatedTurn {
+  /** The chat node the user answered. */
+  node: string;
+  /** Index of the sampled transition, when one with a user instruction existed. */
+  sampled?: number;
+  /** Index of the transition the interpreter took; undefined when an interjection took over. */
+  taken?: number;
+  /** Whether the classifier took the sampled transition; undefined when nothing was sampled or no question was asked. */
+  agreed?: boolean;
+  user: string;
+  /** The agent's answer ('' when the conversation ended). */
+  agent: string;
+}
+
+export interface SimulatedConversation {
+  /** The agent's opening reply. */
+  opening: string;
+  turns: SimulatedTurn[];
+  ended: boolean;
+  state: ConversationState;
+}
+
+/** Used when a chat node gives no user instruction for any of its transitions. */
+const FREE_REPLY = 'Reply to the agent as the user would.';
+
+/** Runs one conversation between the agent and the userbot. */
+export async function simulateConversation(
+  interpreter: Interpreter,
+  options: SimulationOptions,
+): Promise<SimulatedConversation> {
+  const first = await interpreter.reply(undefined);
+  let state = first.state;
+  let ended = first.ended;
+  const exchanges: Exchange[] = [{ agent: first.reply }];
+  const turns: SimulatedTurn[] = [];
+  for (let t = 0; t < options.turns && !ended; t++) {
+    const node = interpreter.graph.get(state.current ?? '');
+    if (!node) break;
+    const candidates = node.transitions.flatMap((_, i) => (node.userInstructions[i]?.trim() ? [i] : []));
+    const sampled = candidates.length ? candidates[Math.floor(options.rng() * candidates.length)] : undefined;
+    const instruction = sampled === undefined ? FREE_REPLY : node.userInstructions[sampled]!.trim();
+    const user = await askUserbot(interpreter, state, exchanges, instruction);
+    exchanges[exchanges.length - 1]!.user = user;
+
+    const taken = await watchTransition(interpreter, node, state, () => interpreter.reply(user, state));
+    state = taken.result.state;
+    ended = taken.result.ended;
+    exchanges.push({ agent: taken.result.reply });
+    const turn: SimulatedTurn = { node: node.name, user, agent: taken.result.reply };
+    if (sampled !== undefined) turn.sampled = sampled;
+    if (taken.index !== undefined) turn.taken = taken.index;
+    if (sampled !== undefined && taken.asked) turn.agreed = taken.index === sampled;
+    turns.push(turn);
+  }
+  return { opening: first.reply, turns, ended, state };
+}
+
+async function askUserbot(
+  interpreter: Interpreter,
+  state: ConversationState,
+  exchanges: readonly Exchange[],
+  instruction: string,
+): Promise<string> {
+  const config = interpreter.graph.config;
+  const messages = userbotPrompt(config, topFrame(state).userPrompt, exchanges, instruction);
+  const model = interpreter.models.userbot;
+  const completion = await model.complete({ messages, purpose: 'simulated user' });
+  const name = config.userName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const text = completion.text
+    .trim()
+    .replace(new RegExp(`^${name}(?:'s reply)?:\\s*`, 'i'), '')
+    .trim();
+  state.modelCalls.push({ role: 'userbot', node: state.current ?? '', model: model.id, output: text });
+  return text;
+}
+
+/**
+ * Runs `reply` while watching the first transition out of the chat node `node`, and maps it back to the
+ * index of the node's transition it took.
+ */
+async function watchTransition<T>(
+  interpreter: Interpreter,
+  node: CompiledNode,
+  before: ConversationState,
+  reply: () => Promise<T>,
+): Promise<{ result: T; index?: number; asked: boolean }> {
+  let event: Extract<AgentEvent, { type: 'transition' }> | undefined;
+  const off = interpreter.events.on((e) => {
+    if (!event && e.type === 'transition' && e.from === node.name) event = e;
+  });
+  try {
+    const result = await reply();
+    if (!event || event.kind === 'interjection') return { result, asked: event !== undefined };
+    if (node.transitions.length === 1) return { result, index: 0, asked: false };
+    const plan = planTransition(interpreter.graph, node, before);
+    if (plan.kind !== 'ask') return { result, asked: false };
+    const choice = plan.question.choices.indexOf(event.answer ?? '');
+    return choice < 0 ? { result, asked: true } : { result, index: plan.order[choice]!, asked: true };
+  } finally {
+    off();
+  }
+}
+
+/** Agreement and coverage over many simulated conversations. */
+export interface SimulationReport {
+  conversations: SimulatedConversation[];
+  /** Per chat node: classifier decisions checked against a sampled transition, and how many agreed. */
+  nodes: Record<string, { samples: number; agreed: number }>;
+  /** Transitions of chat nodes (with a user instruction, when the node gives any) never taken. */
+  neverCovered: { node: string; transition: string }[];
+}
+
+/** Runs `count` simulated conversations and aggregates agreement per node and edge coverage. */
+export async function simulateConversations(
+  interpreter: Interpreter,
+  options: SimulationOptions & { count: number },
+): Promise<SimulationReport> {
+  const conversations: SimulatedConversation[] = [];
+  for (let i = 0; i < options.count; i++)
+    conversations.push(await simulateConversation(interpreter, options));
+
+  const nodes: SimulationReport['nodes'] = {};
+  const taken = new Set<string>();
+  for (const turn of conversations.flatMap((c) => c.turns)) {
+    if (turn.taken !== undefined) taken.add(`${turn.node}\u0000${turn.taken}`);
+    if (turn.agreed === undefined) continue;
+    const entry = (nodes[turn.node] ??= { samples: 0, agreed: 0 });
+    entry.samples += 1;
+    if (turn.agreed) entry.agreed += 1;
+  }
+  const neverCovered = interpreter.graph
+    .nodes()
+    .filter(isChatNode)
+    .flatMap((node) => {
+      const withInstructions = node.transitions.some((_, i) => node.userInstructions[i]?.trim());
+      return node.transitions.flatMap((transition, i) =>
+        (withInstructions && !node.userInstructions[i]?.trim()) || taken.has(`${node.name}\u0000${i}`)
+          ? []
+          : [{ node: node.name, transition }],
+      );
+    });
+  return { conversations, nodes, neverCovered };
+}

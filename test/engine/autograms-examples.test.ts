@@ -1,0 +1,87 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { topFrame } from '../../src/engine/state.js';
+import { loadGraphFile } from '../../src/graph/load.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import type { ScriptFile } from '../../src/llm/scripted.js';
+import { scriptedModels } from './graphs.js';
+
+// Verbatim copies of the AutoGRAMS repository's examples, kept with the graph fixtures.
+const EXAMPLES = fileURLToPath(new URL('../fixtures/graphs', import.meta.url));
+
+/** Runs `replies` (the first reply is the agent's opening) and returns what the agent said and where it went. */
+async function converse(csv: string, script: ScriptFile, replies: (string | undefined)[]) {
+  const { file } = await loadGraphFile(`${EXAMPLES}/${csv}`);
+  const agent = await Interpreter.create({ graph: new StaticGraph(file), models: scriptedModels(script) });
+  try {
+    const said: string[] = [];
+    let state;
+    for (const text of replies) {
+      const result = await agent.reply(text, state);
+      said.push(result.reply);
+      state = result.state;
+    }
+    return { said, state: state! };
+  } finally {
+    agent.dispose();
+  }
+}
+
+describe('the AutoGRAMS example spreadsheets', () => {
+  it('runs simple_example.csv: the yes/no branch decides what the agent talks about', async () => {
+    const script: ScriptFile = {
+      rules: [
+        {
+          role: 'classifier',
+          match: '/User: yes please\\n\\nDoes the user want to talk about ai\\?/',
+          reply: 'Yes',
+        },
+        { role: 'classifier', match: 'Does the user want to talk about ai?', reply: 'No' },
+        {
+          role: 'chatbot',
+          match: "/Tell the user more about the latest advances in AI[^\\n]*\\nAgent's reply:$/",
+          reply: 'AutoGRAMS is out.',
+        },
+        { role: 'chatbot', match: "/Respond to the user\\.\\nAgent's reply:$/", reply: 'Sure.' },
+      ],
+    };
+    const { said, state } = await converse('simple_example.csv', script, [undefined, 'yes please', 'cool']);
+    expect(said).toEqual([
+      'Would you like me to tell you more about  the latest advances in AI?',
+      'AutoGRAMS is out.',
+      'Sure.',
+    ]);
+    expect(state.visited.map((v) => v.node)).toEqual([
+      'ask_question',
+      'tell_about_ai',
+      'continue_conversation',
+    ]);
+  });
+
+  it('runs fraction_agent.csv: prompts set first, yes/no questions, and the first unit through u.n', async () => {
+    const script: ScriptFile = {
+      rules: [
+        { role: 'classifier', match: 'questions', reply: 'No' },
+        {
+          role: 'chatbot',
+          match:
+            '/^You are tutor for the subject of fractions[\\s\\S]*Instruction for Agent: Introduce yourself/',
+          reply: 'Hi, I am your fractions tutor.',
+        },
+      ],
+      default: 'Okay.',
+    };
+    const { said, state } = await converse('fraction_agent.csv', script, [
+      undefined,
+      'I know a little',
+      'ready',
+      'sounds good',
+    ]);
+    expect(said[0]).toBe('Hi, I am your fractions tutor.');
+    expect(state.visited.map((v) => v.node)).toEqual(['start1', 'start2', 'i1', 'i2', 'i3', 'u.1']);
+    expect(topFrame(state).userPrompt).toBe(
+      'You are a student (the user) trying to learn the subject of fractions from a teacher.',
+    );
+  });
+});
