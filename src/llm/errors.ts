@@ -99,9 +99,15 @@ export function toModelError(error: unknown, context: ModelCallContext): unknown
       'check the server log; try again later',
     );
   }
-  if (error instanceof SyntaxError || (error instanceof APIError && error.status === undefined)) {
-    return malformedResponse(baseUrl);
+  if (error instanceof APIError && error.status === undefined) {
+    // An `error` event inside a stream: the server started answering, then failed.
+    return new ModelError(
+      'server',
+      `the model server at ${baseUrl} reported an error mid-response: ${serverMessage(error)}`,
+      'check the server log; try again later',
+    );
   }
+  if (error instanceof SyntaxError) return malformedResponse(baseUrl);
   if (isStreamInterrupted(error)) {
     return new ModelError(
       'connection',

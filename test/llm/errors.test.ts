@@ -125,6 +125,15 @@ describe('model call failures', () => {
     expect(deltas).toEqual(['Partial ']);
   });
 
+  it('reports an error event in the middle of a stream as a server failure with its message', async () => {
+    const model = await modelAgainst({ answers: [{ fault: 'stream-error', message: 'CUDA out of memory' }] });
+    const error = await failure(model.stream(hello, () => undefined));
+    expect(error.kind).toBe('server');
+    expect(error.message).toBe(
+      `the model server at ${server!.url} reported an error mid-response: CUDA out of memory`,
+    );
+  });
+
   it('reports a connection dropped in the middle of a whole response', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'drop' }] }, { maxRetries: 0 });
     const error = await failure(model.complete(hello));

@@ -50,7 +50,12 @@ export type Fault =
   /** 200 with a body that is not JSON (for a stream: an SSE event that is not JSON). */
   | { fault: 'malformed' }
   /** Sends part of the response, then destroys the connection. */
-  | { fault: 'drop' };
+  | { fault: 'drop' }
+  /**
+   * A stream that starts, then sends an `error` event, as vLLM and llama.cpp do when generation
+   * fails; a whole response gets a plain 500 instead.
+   */
+  | { fault: 'stream-error'; message?: string };
 
 /** What the server answers to one chat completion. */
 export type ChatAnswer =
@@ -387,12 +392,13 @@ function streamFault(res: ServerResponse, fault: Fault, model: string): void {
     res.end('data: {"choices": [ this is not json\n\ndata: [DONE]\n\n');
     return;
   }
-  if (fault.fault === 'drop') {
+  if (fault.fault === 'drop' || fault.fault === 'stream-error') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(
-      `data: ${JSON.stringify({ id: 'chatcmpl-drop', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: 'Partial ' }, finish_reason: null }] })}\n\n`,
+      `data: ${JSON.stringify({ id: 'chatcmpl-partial', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: 'Partial ' }, finish_reason: null }] })}\n\n`,
     );
-    setTimeout(() => res.destroy(), 20);
+    if (fault.fault === 'drop') setTimeout(() => res.destroy(), 20);
+    else res.end(`data: ${JSON.stringify({ error: { message: fault.message ?? 'generation failed' } })}\n\n`);
     return;
   }
   sendFault(res, fault, model);
@@ -422,6 +428,8 @@ function sendFault(res: ServerResponse, fault: Fault, model = 'the model'): void
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"id": "chatcmpl-broken", "choices": [ this is not json');
       return;
+    case 'stream-error':
+      return sendError(res, 500, fault.message ?? 'generation failed', 'server_error');
     case 'drop':
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
       res.write('{"id": "chatcmpl-drop", "choices": [');
