@@ -115,7 +115,7 @@ export class Interpreter {
    * the run starts at the start node, and the agent may speak first: `userText` may then be empty.
    */
   async reply(userText: string | undefined, state?: ConversationState): Promise<ReplyResult> {
-    const work = structuredClone(state ?? this.newState());
+    const work = this.#working(state);
     if (work.ended) throw new UserError('this conversation has ended (a quit transition was taken)', 2);
     this.#started();
     work.pendingUser = userText ?? '';
@@ -136,7 +136,7 @@ export class Interpreter {
    * until it returns. Chat nodes cannot run here: there is no user to answer them.
    */
   async applyFn(name: string, args: unknown[], state?: ConversationState): Promise<ApplyResult> {
-    const work = structuredClone(state ?? this.newState());
+    const work = this.#working(state);
     this.#started();
     const fn = name.replace(/\(.*$/s, '').trim();
     const callee = this.graph.nodes().find((n) => n.callable?.fn === fn);
@@ -173,6 +173,18 @@ export class Interpreter {
   /** Releases the sandbox when this interpreter made it. */
   dispose(): void {
     if (this.#ownsSandbox) this.#sandbox.dispose();
+  }
+
+  /** A copy of `state` to work on (the caller's stays as it was), or a fresh state. */
+  #working(state: ConversationState | undefined): ConversationState {
+    if (!state) return this.newState();
+    if (state.graphName !== this.graph.name)
+      throw new UserError(
+        `the saved conversation belongs to the graph "${state.graphName}", not "${this.graph.name}"`,
+        2,
+        'continue it with the graph it was started with',
+      );
+    return structuredClone(state);
   }
 
   #started(): void {

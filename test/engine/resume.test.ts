@@ -77,3 +77,16 @@ describe('resuming a saved conversation', () => {
     expect(() => loadState('not json', 'x.json')).toThrow(/x\.json is not JSON/);
   });
 });
+
+describe('a saved conversation and its graph', () => {
+  it('refuses to continue a conversation of another graph', async () => {
+    const agent = await Interpreter.create({ graph: fixture('fibonacci'), models: noModels });
+    try {
+      await expect(agent.reply('hi', newState(fixture('tally')))).rejects.toThrow(
+        'the saved conversation belongs to the graph "tally", not "fibonacci"',
+      );
+    } finally {
+      agent.dispose();
+    }
+  });
+});
