@@ -1,0 +1,56 @@
+/**
+ * The one error the sandbox raises for anything the code did: which node, what kind of failure, and a
+ * message a user can act on without a stack trace.
+ */
+import { UserError } from '../errors.js';
+import type { SandboxLimits } from './limits.js';
+
+/**
+ * - `timeout`: ran past `sandbox.timeoutMs`;
+ * - `memory`: ran past `sandbox.memoryMb` (the isolate was discarded; the next evaluation gets a fresh one);
+ * - `syntax`: the code does not parse;
+ * - `runtime`: the code threw (or left a rejected promise nobody handled);
+ * - `uncopyable`: a value that is not plain data (a function, a symbol, a Date…) had to cross the boundary.
+ */
+export type SandboxErrorKind = 'timeout' | 'memory' | 'syntax' | 'runtime' | 'uncopyable';
+
+/** A failure of code run in the sandbox, named by node. The message starts with `node "NAME":`. */
+export class SandboxError extends UserError {
+  constructor(
+    readonly kind: SandboxErrorKind,
+    /** The node whose code failed. */
+    readonly node: string,
+    /** What went wrong, without the node prefix. */
+    readonly detail: string,
+    hint?: string,
+    /** The line of the code where it failed, when known (1-based). */
+    readonly line?: number,
+  ) {
+    super(`node "${node}": ${detail}${line === undefined ? '' : ` (line ${line})`}`, 1, hint);
+  }
+}
+
+/** Code that ran past the time limit, or was stopped by the watchdog. */
+export function timeoutError(node: string, limits: SandboxLimits): SandboxError {
+  return new SandboxError(
+    'timeout',
+    node,
+    `code ran longer than ${limits.timeoutMs} ms (sandbox.timeoutMs)`,
+    'make the code finish sooner (look for a loop that never ends), or raise sandbox.timeoutMs',
+  );
+}
+
+/** Code that ran past the memory limit. */
+export function memoryError(node: string, limits: SandboxLimits): SandboxError {
+  return new SandboxError(
+    'memory',
+    node,
+    `code used more than ${limits.memoryMb} MB of memory (sandbox.memoryMb)`,
+    'keep less data in memory at once, or raise sandbox.memoryMb',
+  );
+}
+
+/** Said of every value that cannot cross the boundary. */
+export const PLAIN_DATA_HINT =
+  'variables and values crossing the sandbox must be plain data: numbers, strings, booleans, null, ' +
+  'arrays and plain objects; keep helper functions inside a block or a function so they stay local';

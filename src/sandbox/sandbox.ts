@@ -1,0 +1,272 @@
+/**
+ * The sandbox code nodes, conditions and call arguments run in: one isolated-vm isolate per run, reused
+ * across nodes, and a fresh context for every evaluation.
+ *
+ * Why a fresh context each time rather than one context with its globals cleared: clearing cannot undo
+ * what code does to builtins (`Array.prototype.x = …`), and a context cannot forget a top-level `let`.
+ * A context costs about 0.25 ms; the isolate (the expensive part) is kept.
+ *
+ * Every call that may run the user's JavaScript is asynchronous (the host stays responsive while it
+ * runs) and watched: isolated-vm enforces the time limit inside a call, but a few things it does after
+ * the call (reading an unhandled rejection's `message`, for one) run user getters with no limit at all.
+ * If a call outlives its limit by a grace period, the watchdog discards the isolate; the next evaluation
+ * gets a new one, as it does after a memory-limit kill.
+ */
+import ivm from 'isolated-vm';
+import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
+import { HostFunctions, type HostFunction } from './host-functions.js';
+import { resolveLimits, type SandboxLimits } from './limits.js';
+import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
+import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText } from './wrap.js';
+
+/** What a code node produced. */
+export interface RunCodeResult {
+  /** The completion value of the last statement, as `eval` gives it. */
+  value: unknown;
+  /** The variables afterwards: those passed in (changed or not) and every new top-level one. */
+  scope: Record<string, unknown>;
+  /** What the code printed with `console.log` (and `info`, `warn`, `error`, `debug`), one string a call. */
+  logs: string[];
+}
+
+/** The node an evaluation belongs to, for error messages. */
+export interface Where {
+  node: string;
+}
+
+/** `console` keeps at most 1000 lines of at most 10 000 characters. */
+const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
+
+/** How far past its time limit a call may go before the watchdog discards the isolate. */
+const WATCHDOG_GRACE_MS = 250;
+
+/** isolated-vm's message when its own time limit stops a call. */
+const TIMED_OUT = 'Script execution timed out.';
+
+/** A successful guest outcome. */
+type Finished = Extract<GuestOutcome, { ok: true }>;
+
+/**
+ * Runs JavaScript in an isolate with nothing of Node inside: no `process`, `require`, `import`, timers,
+ * network or files. Values cross as copies of plain data. Inside, the code also sees `JSON`, `Math`
+ * (and the other ECMAScript builtins except `Atomics`, `SharedArrayBuffer`, `WebAssembly` and
+ * `FinalizationRegistry`), a frozen `console` whose output is collected, and the exposed namespaces.
+ * Calls are served one at a time, in order.
+ */
+export class Sandbox {
+  /** The limits every evaluation runs under. */
+  readonly limits: Readonly<SandboxLimits>;
+  readonly #host = new HostFunctions();
+  #isolate: ivm.Isolate | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  #disposed = false;
+
+  private constructor(limits: Readonly<SandboxLimits>) {
+    this.limits = limits;
+  }
+
+  /** A sandbox with its isolate ready. Throws a UserError (exit code 2) for limits it cannot honour. */
+  static async create(limits?: Partial<SandboxLimits>): Promise<Sandbox> {
+    const sandbox = new Sandbox(resolveLimits(limits));
+    sandbox.#live();
+    return sandbox;
+  }
+
+  /**
+   * Runs a code node's statements with `scope` variables visible as globals. Returns the completion
+   * value of the last statement (like eval) and the scope afterwards: assignments to existing variables,
+   * new top-level variables (`x = 1`, `var x`, `let x`, `const x`) and in-place mutations
+   * (`list.push(4)`, `obj.a = 1`) are all copied back. The code sees only `scope`: nothing is left over
+   * from earlier calls. A variable hidden by an exposed namespace of the same name comes back unchanged.
+   * @throws SandboxError of every kind.
+   */
+  runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
+    return this.#serialize(async () => {
+      const outcome = await this.#run(wrapCode(code), scope, where.node, 'code');
+      const variables = outcome.scope;
+      for (const name of Object.keys(scope))
+        if (this.#host.has(name) && !Object.hasOwn(variables, name)) variables[name] = scope[name];
+      return { value: outcome.value, scope: variables, logs: outcome.logs };
+    });
+  }
+
+  /**
+   * Evaluates one expression (a boolean condition, a function-call argument, a `return EXPR`) over
+   * `scope`. Assignments inside are discarded; so is console output.
+   * @throws SandboxError of every kind.
+   */
+  evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown> {
+    return this.#serialize(
+      async () => (await this.#run(wrapExpression(expression), scope, where.node, 'expression')).value,
+    );
+  }
+
+  /**
+   * Makes host functions callable synchronously from inside as `name.fn(…)` (e.g. `self.addNode({…})`),
+   * from the next evaluation on. Arguments and results are copies; a host function that throws raises
+   * an `Error` inside (catchable there) with the same message.
+   */
+  expose(name: string, functions: Record<string, HostFunction>): void {
+    this.#host.expose(name, functions);
+  }
+
+  /** Withdraws an exposed namespace from the next evaluation on. */
+  unexpose(name: string): void {
+    this.#host.unexpose(name);
+  }
+
+  /** Frees the isolate. Evaluations after this (or still queued) throw. */
+  dispose(): void {
+    this.#disposed = true;
+    if (this.#isolate && !this.#isolate.isDisposed) this.#isolate.dispose();
+    this.#isolate = undefined;
+  }
+
+  #serialize<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(work);
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** The isolate, made anew when the last one was killed for memory or by the watchdog. */
+  #live(): ivm.Isolate {
+    if (this.#disposed) throw new Error('the sandbox was disposed');
+    if (!this.#isolate || this.#isolate.isDisposed)
+      this.#isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
+    return this.#isolate;
+  }
+
+  async #run(
+    text: CompiledText,
+    scope: Record<string, unknown>,
+    node: string,
+    mode: GuestMode,
+  ): Promise<Finished> {
+    const isolate = this.#live();
+    this.#checkSyntax(isolate, text.standalone, node);
+    const scopeCopy = this.#copyIn(scope, node);
+    const context = isolate.createContextSync();
+    const watchdog = { fired: false };
+    let run: ivm.Reference | undefined;
+    try {
+      run = context.evalClosureSync(GUEST_SETUP, [this.#host.dispatcher, copyOf(GUEST_OPTIONS)], {
+        timeout: this.limits.timeoutMs,
+        result: { reference: true },
+      });
+      const evaluation = run.apply(undefined, [scopeCopy, copyOf(this.#host.layout()), text.wrapped, mode], {
+        timeout: this.limits.timeoutMs,
+        result: { copy: true },
+      });
+      return this.#accept((await this.#watch(isolate, watchdog, evaluation)) as GuestOutcome, node, mode);
+    } catch (error) {
+      throw this.#failure(error, isolate, watchdog.fired, node);
+    } finally {
+      // After a kill the isolate took its handles with it.
+      if (!isolate.isDisposed) {
+        run?.release();
+        context.release();
+      }
+    }
+  }
+
+  /** Waits for `work`, discarding the isolate if it outlives the time limit by the grace period. */
+  async #watch<T>(isolate: ivm.Isolate, watchdog: { fired: boolean }, work: Promise<T>): Promise<T> {
+    const timer = setTimeout(() => {
+      watchdog.fired = true;
+      if (!isolate.isDisposed) isolate.dispose();
+    }, this.limits.timeoutMs + WATCHDOG_GRACE_MS);
+    try {
+      return await work;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The user's text must parse on its own before its wrapped form may run (see wrapCode). */
+  #checkSyntax(isolate: ivm.Isolate, standalone: string, node: string): void {
+    try {
+      isolate.compileScriptSync(standalone, { filename: CODE_FILENAME }).release();
+    } catch (error) {
+      if (isolate.isDisposed) throw memoryError(node, this.limits);
+      const message = error instanceof Error ? error.message : String(error);
+      const at = / \[[^\]]*:(\d+):\d+\]$/.exec(message);
+      const name = error instanceof Error ? error.name : 'SyntaxError';
+      throw new SandboxError(
+        'syntax',
+        node,
+        `${name}: ${at ? message.slice(0, at.index) : message}`,
+        undefined,
+        at ? Number(at[1]) : undefined,
+      );
+    }
+  }
+
+  #copyIn(scope: Record<string, unknown>, node: string): ivm.Copy<Record<string, unknown>> {
+    try {
+      return copyOf(scope);
+    } catch (error) {
+      const culprit = Object.keys(scope).find((name) => !isCopyable(scope[name]));
+      const detail = culprit
+        ? `variable "${culprit}" holds ${describeHostValue(scope[culprit])}, which cannot be copied into the sandbox`
+        : `the variables cannot be copied into the sandbox: ${(error as Error).message}`;
+      throw new SandboxError('uncopyable', node, detail, PLAIN_DATA_HINT);
+    }
+  }
+
+  /** Turns what the guest reported into a result or the error it describes. */
+  #accept(outcome: GuestOutcome, node: string, mode: GuestMode): Finished {
+    if (outcome.ok) return outcome;
+    if (outcome.problem === 'syntax')
+      throw new SandboxError('syntax', node, `SyntaxError: ${outcome.message}`);
+    if (outcome.problem === 'thrown') {
+      const detail = outcome.name
+        ? `${outcome.name}: ${outcome.message}`
+        : `the code threw ${outcome.message}`;
+      throw new SandboxError('runtime', node, detail, undefined, outcome.line);
+    }
+    const nested = outcome.path !== '' && outcome.path !== outcome.variable;
+    const detail =
+      outcome.variable !== undefined
+        ? `variable "${outcome.variable}" holds ${outcome.what}${nested ? ` at ${outcome.path}` : ''}`
+        : `the value of ${mode === 'code' ? "the code's last statement" : 'the expression'} ` +
+          (nested ? `has ${outcome.what} at ${outcome.path}` : `is ${outcome.what}`);
+    throw new SandboxError('uncopyable', node, `${detail}, which cannot leave the sandbox`, PLAIN_DATA_HINT);
+  }
+
+  /** Names what went wrong when a call into the isolate failed. */
+  #failure(error: unknown, isolate: ivm.Isolate, stoppedByWatchdog: boolean, node: string): Error {
+    if (error instanceof SandboxError) return error;
+    if (this.#disposed) return new Error('the sandbox was disposed while code was running');
+    if (stoppedByWatchdog) return timeoutError(node, this.limits);
+    // A dead isolate we did not kill: isolated-vm disposes it when the memory limit is hit.
+    if (isolate.isDisposed) return memoryError(node, this.limits);
+    const message = error instanceof Error ? error.message : String(error);
+    if (message === TIMED_OUT) return timeoutError(node, this.limits);
+    // The code's own throws are caught inside; what still fails a call is a rejection nobody handled.
+    return new SandboxError(
+      'runtime',
+      node,
+      `a promise was rejected and nothing handled it: ${message}`,
+      'code nodes are synchronous: handle promise rejections, or avoid promises',
+    );
+  }
+}
+
+function copyOf<T>(value: T): ivm.Copy<T> {
+  return new ivm.ExternalCopy(value).copyInto({ release: true });
+}
+
+function isCopyable(value: unknown): boolean {
+  try {
+    new ivm.ExternalCopy(value).release();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function describeHostValue(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  return 'a value that is not plain data';
+}

@@ -1,0 +1,89 @@
+/**
+ * The text actually compiled for a code node or an expression. The user's code runs inside
+ * `try { … } catch`, so nothing it throws ever reaches isolated-vm: isolated-vm reads a thrown object's
+ * `message` and `stack` after the time limit has stopped applying, and a getter there could spin forever.
+ * The guest describes the error instead, under the limit.
+ *
+ * Wrapping keeps what a code node means as a script: the completion value of the `try` block is the
+ * completion value of its last statement (the capture that follows is a declaration, which has none);
+ * `var` and bare assignments still land on the global object; a `'use strict'` directive is moved in
+ * front of the `try`, where it still is one. Top-level `let`/`const`/`class` become block-scoped, so the
+ * capture reads every identifier the code mentions from inside the block before the block ends.
+ */
+
+/** The guest hooks the wrapped text calls: globals the guest defines read-only before the code runs. */
+export const CAPTURE_HOOK = '__sandboxCapture';
+export const FAIL_HOOK = '__sandboxFail';
+
+/** The file name stack traces give the user's code; the guest reads line numbers from it. */
+export const CODE_FILENAME = 'code.js';
+
+/** Lines the wrapped text has before the user's first line. */
+export const WRAPPED_LINE_OFFSET = 1;
+
+/** Names the evaluated text in stack traces, as a script's file name would. */
+const SOURCE_URL = `\n//# sourceURL=${CODE_FILENAME}`;
+
+/** What to compile: `standalone` must parse on its own before `wrapped` may run (see `wrapCode`). */
+export interface CompiledText {
+  /** The code as the user wrote it (an expression in parentheses): compiled only to check its syntax. */
+  standalone: string;
+  /** The text that runs; the user's line 1 is its line 1 + WRAPPED_LINE_OFFSET. */
+  wrapped: string;
+}
+
+/**
+ * Text for a code node. The caller must compile `standalone` first: only code that parses on its own
+ * is wrapped, which is what keeps a stray `}` in it from closing the `try` block early.
+ */
+export function wrapCode(code: string): CompiledText {
+  const names = capturableNames(code);
+  const thunks = names.map((name) => `()=>${name}`).join(',');
+  // `const {} = …` binds no name (so it cannot clash with the user's) and, being a declaration,
+  // leaves the block's completion value alone.
+  const wrapped =
+    `${isStrict(code) ? "'use strict';" : ''}try{\n${code}\n` +
+    `;const {}=${CAPTURE_HOOK}(${JSON.stringify(names)},[${thunks}]);\n` +
+    `}catch(thrown){${FAIL_HOOK}(thrown)}${SOURCE_URL}`;
+  return { standalone: code, wrapped };
+}
+
+/** Text for one expression; its value is the completion value. */
+export function wrapExpression(expression: string): CompiledText {
+  return {
+    standalone: `(${expression}\n)`,
+    wrapped: `try{\n(${expression}\n)}catch(thrown){${FAIL_HOOK}(thrown)}${SOURCE_URL}`,
+  };
+}
+
+/** Words that cannot be read as a variable in a strict arrow function, plus our own hooks. */
+const NOT_VARIABLES = new Set([
+  ...['break', 'case', 'catch', 'class', 'const', 'continue', 'debugger', 'default', 'delete', 'do'],
+  ...['else', 'enum', 'export', 'extends', 'false', 'finally', 'for', 'function', 'if', 'import', 'in'],
+  ...['instanceof', 'new', 'null', 'return', 'super', 'switch', 'this', 'throw', 'true', 'try', 'typeof'],
+  ...['var', 'void', 'while', 'with', 'yield', 'let', 'static', 'implements', 'interface', 'package'],
+  ...['private', 'protected', 'public', 'await', 'arguments', 'eval', CAPTURE_HOOK, FAIL_HOOK],
+]);
+
+const IDENTIFIER = /[\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*/gu;
+
+/**
+ * Every identifier in the code that could name a top-level variable. Over-approximates on purpose
+ * (property names, words in strings and comments): a name with no binding is simply not found.
+ */
+export function capturableNames(code: string): string[] {
+  const names = new Set<string>();
+  for (const [word] of code.matchAll(IDENTIFIER)) if (!NOT_VARIABLES.has(word)) names.add(word);
+  return [...names];
+}
+
+/** Comments and white space that may come before a directive. */
+const PROLOGUE_GAP = String.raw`(?:\s|//[^\n\r\u2028\u2029]*|/\*[\s\S]*?\*/)*`;
+const USE_STRICT = new RegExp(
+  String.raw`^${PROLOGUE_GAP}(['"])use strict\1[ \t]*(?:;|[\n\r\u2028\u2029]|//|/\*|$)`,
+);
+
+/** Whether the code opens with a `'use strict'` directive (the first one; `'use asm'; 'use strict'` is not seen). */
+export function isStrict(code: string): boolean {
+  return USE_STRICT.test(code);
+}
