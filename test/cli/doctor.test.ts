@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer } from '../support/openai-server.js';
@@ -79,5 +82,19 @@ describe('meta-agent doctor', () => {
     expect(result.stdout).toMatch(
       /^fail\s+classify\s+classifier question "Which of these is a colour\?": no usable answer after 3 tries/m,
     );
+  });
+
+  it('checks a scripted setup without any server', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'meta-agent-doctor-'));
+    try {
+      const script = join(dir, 'rules.json');
+      await writeFile(script, JSON.stringify({ rules: [{ role: 'classifier', reply: 'B' }] }));
+      const result = await runCli(['doctor', '--provider', 'scripted', '--script', script]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`ok    models      scripted answers from ${script}; no server`);
+      expect(result.stdout).toContain('ok    classify    scripted answered B (blue) in 1 try; scripted');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -121,8 +121,15 @@ async function checkModels(options: ModelOptionValues, report: (check: Check) =>
   }
   for (const role of ROLES) {
     const endpoint = endpoints[role];
-    const where = endpoint.provider === 'openai' ? ` at ${endpoint.baseUrl}` : ' (scripted)';
-    report({ status: 'ok', name: role, detail: `${endpoint.model}${where}; ${endpoint.source}` });
+    if (endpoint.provider === 'scripted') {
+      report({ status: 'ok', name: 'models', detail: `scripted answers from ${endpoint.script}; no server` });
+      break;
+    }
+    report({
+      status: 'ok',
+      name: role,
+      detail: `${endpoint.model} at ${endpoint.baseUrl}; ${endpoint.source}`,
+    });
   }
   const reachable = await checkEndpoints(endpoints, report);
   const classifier = endpoints.classifier;
@@ -181,9 +188,11 @@ async function checkClassification(endpoints: ResolvedEndpoints): Promise<Check>
       choices,
       purpose: 'doctor',
     });
-    const bias = labelLogitBias(classifier.modelName, ['A'])
-      ? 'logit_bias on'
-      : 'no logit_bias (tokenizer unknown)';
+    const bias = classifier.scripted
+      ? 'scripted'
+      : labelLogitBias(classifier.modelName, ['A'])
+        ? 'logit_bias on'
+        : 'no logit_bias (tokenizer unknown)';
     const tries = result.attempts === 1 ? '1 try' : `${result.attempts} tries`;
     return {
       status: 'ok',
