@@ -88,6 +88,8 @@ export class Interpreter {
   readonly limits: InterpreterLimits;
   readonly #sandbox: Sandbox;
   readonly #ownsSandbox: boolean;
+  /** The working states of the replies and calls in progress. */
+  readonly #running = new Set<ConversationState>();
 
   private constructor(options: InterpreterOptions, sandbox: Sandbox, ownsSandbox: boolean) {
     this.graph = options.graph;
@@ -161,12 +163,16 @@ export class Interpreter {
   }
 
   /**
-   * Nodes a self-editing run must not remove: the node the state stands at and every function node on
-   * the call stack waiting for a return.
+   * Nodes a self-editing run must not remove: the node a state stands at and every function node on its
+   * call stack waiting for a return. Without a state: those of every run in progress (what a `self` edit
+   * made from inside a code node must respect).
    */
-  protectedNodes(state: ConversationState): string[] {
-    const names = state.stack.flatMap((frame) => (frame.caller === undefined ? [] : [frame.caller]));
-    if (state.current !== undefined) names.push(state.current);
+  protectedNodes(state?: ConversationState): string[] {
+    const states = state ? [state] : [...this.#running];
+    const names = states.flatMap((s) => [
+      ...s.stack.flatMap((frame) => (frame.caller === undefined ? [] : [frame.caller])),
+      ...(s.current === undefined ? [] : [s.current]),
+    ]);
     return [...new Set(names)];
   }
 
@@ -203,8 +209,12 @@ export class Interpreter {
     return { prompt: this.graph.config.prompt, userPrompt: this.graph.config.userPrompt };
   }
 
-  /** Runs `body`; a UserError is reported as an error event and rethrown naming the node it happened in. */
+  /**
+   * Runs `body` as a run in progress; a UserError is reported as an error event and rethrown naming the
+   * node it happened in.
+   */
   async #guarded<T>(work: ConversationState, body: () => Promise<T>): Promise<T> {
+    this.#running.add(work);
     try {
       return await body();
     } catch (error) {
@@ -214,6 +224,8 @@ export class Interpreter {
       const message = wrapped instanceof Error ? wrapped.message : String(wrapped);
       this.events.emit(node === undefined ? { type: 'error', message } : { type: 'error', message, node });
       throw wrapped;
+    } finally {
+      this.#running.delete(work);
     }
   }
 
