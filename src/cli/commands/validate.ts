@@ -20,7 +20,8 @@ interface FileReport {
   nodes?: number;
   findings: Finding[];
   warnings: string[];
-  unreadable?: string;
+  /** Why the file could not be loaded as a graph at all (then there are no findings). */
+  failed?: { message: string; exitCode: 1 | 2 };
 }
 
 /** Registers `validate`. */
@@ -37,7 +38,7 @@ export function register(program: Command): void {
       for (const path of paths) {
         const report = await check(path);
         reports.push(report);
-        const code = report.unreadable !== undefined ? 2 : report.findings.some(isError) ? 1 : 0;
+        const code = report.failed?.exitCode ?? (report.findings.some(isError) ? 1 : 0);
         exitCode = Math.max(exitCode, code);
         if (!options.json) printReport(report);
       }
@@ -54,16 +55,19 @@ async function check(path: string): Promise<FileReport> {
     return { file: path, nodes: file.nodes.length, findings, warnings };
   } catch (error) {
     if (!isUserError(error)) throw error;
-    if (error.exitCode === 2) return { file: path, findings: [], warnings, unreadable: error.message };
-    // Readable but not a graph (schema errors): a finding about the whole file.
-    return { file: path, findings: [{ severity: 'error', message: error.message }], warnings };
+    return {
+      file: path,
+      findings: [],
+      warnings,
+      failed: { message: error.message, exitCode: error.exitCode },
+    };
   }
 }
 
 function printReport(report: FileReport): void {
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-  if (report.unreadable !== undefined) {
-    out(`error    ${report.unreadable}`);
+  if (report.failed) {
+    out(`error    ${report.failed.message}`);
     return;
   }
   for (const warning of report.warnings) out(`warning  ${warning}`);
