@@ -214,15 +214,17 @@ return function run(scope, layout, source, mode) {
   }
   if (thrown !== null) return { ok: false, problem: 'thrown', ...thrown };
   try {
-    const result = plainOr(value, { path: '' });
-    if (mode === 'expression') return { ok: true, value: result, scope: {}, logs };
+    if (mode === 'expression') return { ok: true, value: plainOr(value, { path: '' }), scope: {}, logs };
     const variables = create(null), seen = create(null);
-    const read = (name, mayBeBuiltin) => {
-      if (seen[name] || exposed[name] || (builtin[name] && !mayBeBuiltin)) return;
+    const read = (name, isScopeVariable) => {
+      if (seen[name] || exposed[name] || (builtin[name] && !isScopeVariable)) return;
       seen[name] = true;
       let value;
-      if (captured !== null && name in captured) value = captured[name];
-      else if (hasOwn(g, name)) value = g[name];
+      if (captured !== null && name in captured) {
+        value = captured[name];
+        // The global object inherits Object.prototype: 'constructor' or 'toString' in the code resolve there.
+        if (!isScopeVariable && !hasOwn(g, name) && name in g && g[name] === value) return;
+      } else if (hasOwn(g, name)) value = g[name];
       else return;
       variables[name] = plainOr(value, { variable: name, path: name });
     };
@@ -233,7 +235,8 @@ return function run(scope, layout, source, mode) {
       const names = keys(captured);
       for (let i = 0; i < names.length; i++) read(names[i], false);
     }
-    return { ok: true, value: result, scope: variables, logs };
+    // After the variables: an assignment's value is also the completion value, and naming the variable helps more.
+    return { ok: true, value: plainOr(value, { path: '' }), scope: variables, logs };
   } catch (error) {
     if (error === UNCOPYABLE) return uncopyable;
     fail(error);

@@ -71,6 +71,11 @@ describe('runCode: variables in and out', () => {
     expect(result.scope).toEqual({ 'not an identifier': 1 });
   });
 
+  it('does not take names the global object inherits, like constructor and toString, for variables', async () => {
+    const code = 'same = ({}).constructor === Object && typeof toString === "function" && typeof __proto__';
+    expect((await sandbox.runCode(code, {}, where)).scope).toEqual({ same: 'object' });
+  });
+
   it('returns the scope unchanged when the code does not touch it', async () => {
     const scope = { a: 1, b: 'two', c: null, d: [1, [2]], e: { f: { g: false } } };
     expect((await sandbox.runCode('1 + 1', scope, where)).scope).toEqual(scope);
