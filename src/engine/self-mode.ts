@@ -1,0 +1,127 @@
+/**
+ * Self-referential mode: switched on by the graph config (`"selfReferential": true`) or the command line
+ * (`--self-referential`). It lends code nodes the `self` API (self-api.ts), puts every edit on the event
+ * stream the moment it applies, and keeps the edited graph in the conversation state, so a conversation
+ * resumed in another process runs on the nodes the agent wrote.
+ */
+import type { AgentEvent, EventBus } from '../events.js';
+import type { EditRecord } from '../graph/edit.js';
+import type { GraphFile } from '../graph/schema.js';
+import { VersionedGraph } from '../graph/versioned.js';
+import { StaticGraph, type GraphView } from '../graph/view.js';
+import { SandboxError, type Sandbox } from '../sandbox/index.js';
+import { EditBudget, selfApi, type SelfCaller } from './self-api.js';
+import type { ConversationState } from './state.js';
+
+/** The sandbox namespace the API is lent under. */
+export const SELF_NAMESPACE = 'self';
+
+/** How to switch the mode on, named in errors of code that uses `self` without it. */
+export const SELF_MODE_HINT =
+  'switch on self-referential mode: "selfReferential": true in the graph config, or --self-referential';
+
+/** What the mode is switched on for. */
+export interface SelfModeOptions {
+  /** The graph the run edits: it must be a VersionedGraph (see conversationGraph). */
+  graph: GraphView;
+  sandbox: Sandbox;
+  events: EventBus;
+  /** The run whose code is calling `self`; undefined when none is. */
+  caller: () => SelfCaller | undefined;
+}
+
+/** Self-referential mode switched on for one interpreter: `self` lent to its sandbox, edits on its events. */
+export class SelfMode {
+  readonly #budget: EditBudget;
+  readonly #stopEvents: () => void;
+
+  private constructor(
+    readonly graph: VersionedGraph,
+    readonly sandbox: Sandbox,
+    events: EventBus,
+    caller: () => SelfCaller | undefined,
+  ) {
+    this.#budget = new EditBudget(graph.config.selfEditLimits.editsPerTurn);
+    sandbox.expose(SELF_NAMESPACE, selfApi(graph, this.#budget, caller));
+    this.#stopEvents = graph.onEdit((record) => events.emit(editEvent(record, graph)));
+  }
+
+  /** Lends `self` to the sandbox and starts reporting edits. Undo with dispose. */
+  static enable(options: SelfModeOptions): SelfMode {
+    if (!(options.graph instanceof VersionedGraph))
+      throw new TypeError('self-referential mode needs a VersionedGraph to edit (see conversationGraph)');
+    return new SelfMode(options.graph, options.sandbox, options.events, options.caller);
+  }
+
+  /** A turn (a reply, or a call from the host) starts: its edits are counted afresh. */
+  beginTurn(): void {
+    this.#budget.reset();
+  }
+
+  /** Stores the graph, with its history, in `state`: what a resumed conversation runs on. */
+  save(state: ConversationState): void {
+    state.graph = this.graph.toJSON();
+  }
+
+  /** Withdraws `self` and stops reporting edits. */
+  dispose(): void {
+    this.sandbox.unexpose(SELF_NAMESPACE);
+    this.#stopEvents();
+  }
+}
+
+/**
+ * The graph a conversation runs on: the one saved in its state when the agent edited it (that graph, not
+ * the file, holds the nodes the agent wrote), else the file, versioned when the mode is on so it can be
+ * edited. `source` names the state in errors.
+ */
+export function conversationGraph(
+  file: GraphFile,
+  saved: ConversationState | undefined,
+  options: { selfReferential?: boolean; source?: string } = {},
+): GraphView {
+  if (saved?.graph !== undefined)
+    return VersionedGraph.fromJSON(saved.graph, `${options.source ?? 'the saved conversation'} (graph)`);
+  if (options.selfReferential ?? file.config.selfReferential) return new VersionedGraph(file);
+  return new StaticGraph(file);
+}
+
+/** The `self` caller for a run standing in `state`, with the nodes its edits must leave in place. */
+export function callerOf(state: ConversationState, protect: readonly string[]): SelfCaller {
+  const chats = state.stack.flatMap((frame) => frame.turns).filter((turn) => turn.kind === 'chat');
+  const last = chats[chats.length - 1];
+  return {
+    node: state.current ?? '(host)',
+    protect,
+    lastReply: last ? { node: last.node, text: last.output } : null,
+  };
+}
+
+/** The `graph.edited` event for an applied edit: the nodes it touched, by their names before and after. */
+export function editEvent(record: EditRecord, graph: VersionedGraph): AgentEvent {
+  const names = [record.before?.name, record.after?.name].filter((n): n is string => n !== undefined);
+  return {
+    type: 'graph.edited',
+    version: record.version,
+    by: record.by,
+    op: record.op,
+    nodes: [...new Set(names)],
+    totalNodes: graph.nodes().length,
+  };
+}
+
+/**
+ * Code that used `self` outside the mode fails with `self is not defined`; this names the mode in that
+ * error, so the user learns what to switch on. Any other error is returned as it is.
+ */
+export function explainMissingSelf(error: unknown): unknown {
+  if (!(error instanceof SandboxError) || error.kind !== 'runtime') return error;
+  if (!/\bself is not defined\b/.test(error.detail)) return error;
+  return new SandboxError(
+    'runtime',
+    error.node,
+    `${error.detail}: \`self\` exists only in self-referential mode`,
+    SELF_MODE_HINT,
+    error.line,
+  );
+}
