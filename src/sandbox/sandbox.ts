@@ -40,6 +40,9 @@ const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
 /** How far past its time limit a call may go before the watchdog discards the isolate. */
 const WATCHDOG_GRACE_MS = 250;
 
+/** How many texts known to parse are remembered (see #checkSyntax). */
+const PARSED_TEXTS_KEPT = 256;
+
 /** isolated-vm's message when its own time limit stops a call. */
 const TIMED_OUT = 'Script execution timed out.';
 
@@ -59,6 +62,8 @@ export class Sandbox {
   readonly #host = new HostFunctions();
   #isolate: ivm.Isolate | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Texts that parsed, oldest first: nodes and conditions repeat, and each check is a compile. */
+  readonly #parsed = new Set<string>();
   #disposed = false;
 
   private constructor(limits: Readonly<SandboxLimits>) {
@@ -184,8 +189,11 @@ export class Sandbox {
 
   /** The user's text must parse on its own before its wrapped form may run (see wrapCode). */
   #checkSyntax(isolate: ivm.Isolate, standalone: string, node: string): void {
+    if (this.#parsed.has(standalone)) return;
     try {
       isolate.compileScriptSync(standalone, { filename: CODE_FILENAME }).release();
+      this.#parsed.add(standalone);
+      if (this.#parsed.size > PARSED_TEXTS_KEPT) this.#parsed.delete(this.#parsed.values().next().value!);
     } catch (error) {
       if (isolate.isDisposed) throw memoryError(node, this.limits);
       const message = error instanceof Error ? error.message : String(error);
