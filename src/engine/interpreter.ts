@@ -18,6 +18,7 @@ import { Sandbox, SandboxError } from '../sandbox/index.js';
 import { ACTION_HANDLERS, type ActionContext } from './actions.js';
 import { popFrame, pushFrame, setVariable, variablesInScope } from './memory.js';
 import { askClassifier, generateReply } from './model-calls.js';
+import { callerOf, explainMissingSelf, SelfMode } from './self-mode.js';
 import { newState, topFrame, type ConversationState } from './state.js';
 import {
   isChatNode,
@@ -44,6 +45,11 @@ export interface InterpreterOptions {
   /** A sandbox to share (self-referential runs expose `self` in it); by default one is made from the graph's limits. */
   sandbox?: Sandbox;
   limits?: Partial<InterpreterLimits>;
+  /**
+   * Self-referential mode: code nodes get the `self` API and edit the graph, which must then be a
+   * VersionedGraph (see conversationGraph). Default: the graph's `config.selfReferential`.
+   */
+  selfReferential?: boolean;
 }
 
 export interface ReplyResult {
@@ -90,6 +96,8 @@ export class Interpreter {
   readonly #ownsSandbox: boolean;
   /** The working states of the replies and calls in progress. */
   readonly #running = new Set<ConversationState>();
+  /** Set in self-referential mode. */
+  readonly #self: SelfMode | undefined;
 
   private constructor(options: InterpreterOptions, sandbox: Sandbox, ownsSandbox: boolean) {
     this.graph = options.graph;
@@ -98,6 +106,17 @@ export class Interpreter {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#sandbox = sandbox;
     this.#ownsSandbox = ownsSandbox;
+    if (options.selfReferential ?? options.graph.config.selfReferential)
+      this.#self = SelfMode.enable({
+        graph: this.graph,
+        sandbox,
+        events: this.events,
+        // The code calling `self` belongs to the run started last (runs share the sandbox one at a time).
+        caller: () => {
+          const work = [...this.#running].at(-1);
+          return work && callerOf(work, this.protectedNodes());
+        },
+      });
   }
 
   /** An interpreter for `graph`. Dispose it when done when it made its own sandbox. */
@@ -176,8 +195,9 @@ export class Interpreter {
     return [...new Set(names)];
   }
 
-  /** Releases the sandbox when this interpreter made it. */
+  /** Releases the sandbox when this interpreter made it, and withdraws `self` from a shared one. */
   dispose(): void {
+    this.#self?.dispose();
     if (this.#ownsSandbox) this.#sandbox.dispose();
   }
 
@@ -210,14 +230,18 @@ export class Interpreter {
   }
 
   /**
-   * Runs `body` as a run in progress; a UserError is reported as an error event and rethrown naming the
-   * node it happened in.
+   * Runs `body` as a run in progress (in self-referential mode: one turn of edits, whose graph is saved
+   * in `work`); a UserError is reported as an error event and rethrown naming the node it happened in.
    */
   async #guarded<T>(work: ConversationState, body: () => Promise<T>): Promise<T> {
     this.#running.add(work);
+    this.#self?.beginTurn();
     try {
-      return await body();
-    } catch (error) {
+      const result = await body();
+      this.#self?.save(work);
+      return result;
+    } catch (raw) {
+      const error = this.#self ? raw : explainMissingSelf(raw);
       // A sandbox error knows its node best: a wildcard condition fails in the member being tried.
       const node = error instanceof SandboxError ? error.node : work.current;
       const wrapped = error instanceof UserError && node !== undefined ? new NodeError(node, error) : error;
