@@ -14,6 +14,8 @@ export interface TerminalStreams {
   stdin?: NodeJS.ReadStream;
   stderr?: NodeJS.WriteStream;
   theme?: Theme;
+  /** Print `console.*` output above the view instead of through it (default true). */
+  patchConsole?: boolean;
 }
 
 /** Options of {@link renderChatUI}. */
@@ -27,14 +29,14 @@ export type DesignUIOptions = DesignLayoutProps & TerminalStreams;
  * after which the view unmounts (`waitUntilExit()` on the returned instance resolves then).
  */
 export function renderChatUI(options: ChatUIOptions): Instance {
-  const { stdout, stdin, stderr, ...props } = options;
-  return render(<App mode="chat" {...props} />, renderOptions({ stdout, stdin, stderr }));
+  const { stdout, stdin, stderr, patchConsole, ...props } = options;
+  return render(<App mode="chat" {...props} />, renderOptions({ stdout, stdin, stderr, patchConsole }));
 }
 
 /** Mounts the design view: stages, streamed model text, the designer graph when given. */
 export function renderDesignUI(options: DesignUIOptions): Instance {
-  const { stdout, stdin, stderr, ...props } = options;
-  return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, stderr }));
+  const { stdout, stdin, stderr, patchConsole, ...props } = options;
+  return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, stderr, patchConsole }));
 }
 
 function renderOptions(streams: Omit<TerminalStreams, 'theme'>) {
@@ -42,6 +44,7 @@ function renderOptions(streams: Omit<TerminalStreams, 'theme'>) {
     ...(streams.stdout ? { stdout: streams.stdout } : {}),
     ...(streams.stdin ? { stdin: streams.stdin } : {}),
     ...(streams.stderr ? { stderr: streams.stderr } : {}),
+    ...(streams.patchConsole !== undefined ? { patchConsole: streams.patchConsole } : {}),
     // Ctrl+C goes to the view's quit key, so the caller's onQuit can save before the process ends.
     exitOnCtrlC: false,
     // Rewrite only the lines that changed: the graph panel is mostly still while the live turn streams.

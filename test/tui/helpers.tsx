@@ -91,6 +91,8 @@ export function mount(tree: ReactElement) {
     press: async (...keys: string[]): Promise<void> => {
       for (const key of keys) {
         instance.stdin.write(key);
+        // Ink holds a lone Escape for 20 ms in case an escape sequence follows.
+        if (key === KEY.escape) await new Promise((resolve) => setTimeout(resolve, 30));
         await settle();
       }
     },

@@ -64,7 +64,7 @@ interface DiffLine {
   role?: Role;
 }
 
-/** `+ added x`, `- removed x`, or `~ changed x` followed by one line per changed field. */
+/** `+ added x`, `- removed x`, or `~ changed x` followed by each changed field, before then after. */
 function diffLines(record: VersionRecord, diff: VersionDiff): DiffLine[] {
   const head = `v${record.version}${record.reverts !== undefined ? ` (reverts v${record.reverts})` : ''}: `;
   switch (diff.kind) {
@@ -76,7 +76,11 @@ function diffLines(record: VersionRecord, diff: VersionDiff): DiffLine[] {
       return [
         { text: `~ ${head}changed ${diff.name}`, role: 'changed' },
         ...(diff.fields.length === 0 ? [{ text: '    no field differs' }] : []),
-        ...diff.fields.map((f) => ({ text: `    ${f.field}: ${f.before} → ${f.after}` })),
+        ...diff.fields.flatMap((f) => [
+          { text: `    ${f.field}:` },
+          { text: `      - ${f.before}`, role: 'removed' as const },
+          { text: `      + ${f.after}`, role: 'added' as const },
+        ]),
       ];
   }
 }

@@ -1,0 +1,179 @@
+import { EventEmitter } from 'node:events';
+import { stripVTControlCharacters } from 'node:util';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup } from 'ink-testing-library';
+import type { GraphView } from '../../src/graph/view.js';
+import { App } from '../../src/tui/App.js';
+import type { TerminalSize } from '../../src/tui/layout-size.js';
+import { renderChatUI } from '../../src/tui/render.js';
+import { monoTheme } from '../../src/tui/theme.js';
+import { KEY, SIZE, chainGraph, eventBus, mount, settle, supportGraph } from './helpers.js';
+
+afterEach(cleanup);
+
+function chat(onQuit = vi.fn(), size: TerminalSize = SIZE, graph: GraphView = supportGraph()) {
+  const { bus, emit } = eventBus();
+  const ui = mount(
+    <App
+      mode="chat"
+      bus={bus}
+      graph={graph}
+      onSubmit={() => {}}
+      onQuit={onQuit}
+      size={size}
+      theme={monoTheme}
+    />,
+  );
+  return { ...ui, emit, onQuit };
+}
+
+describe('keys', () => {
+  it('quits with q once the reply line does not have focus', async () => {
+    const ui = chat();
+    await ui.press('q');
+    expect(ui.onQuit).not.toHaveBeenCalled();
+    expect(ui.frame()).toContain('› q█');
+    await ui.press(KEY.tab, 'q');
+    expect(ui.onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  it('quits with Ctrl+C from anywhere, even while typing', async () => {
+    const ui = chat();
+    await ui.press('hello', KEY.ctrlC);
+    expect(ui.onQuit).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes global keys while the agent works, since the reply line cannot take text then', async () => {
+    const ui = chat();
+    await ui.emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
+    await ui.press('?');
+    expect(ui.frame()).toContain('Keys');
+    expect(ui.frame()).toContain('▶ current  • visited  + added  ~ changed  › selected');
+    await ui.press('?');
+    expect(ui.frame()).not.toContain('Keys');
+  });
+
+  it('moves focus between panels with Tab and back with Shift+Tab', async () => {
+    const ui = chat();
+    const focused = () => ui.frame().match(/▸ (Graph|Node|History)/)?.[1] ?? 'reply line';
+    expect(focused()).toBe('reply line');
+    await ui.press(KEY.tab);
+    expect(focused()).toBe('Graph');
+    await ui.press(KEY.tab);
+    expect(focused()).toBe('Node');
+    await ui.press(KEY.tab);
+    expect(focused()).toBe('reply line');
+    await ui.press(KEY.shiftTab);
+    expect(focused()).toBe('Node');
+  });
+
+  it('opens the selected node in the inspector with Enter', async () => {
+    const ui = chat();
+    await ui.press(KEY.tab, KEY.down, KEY.down, KEY.enter);
+    expect(ui.frame()).toContain('▸ Node tech');
+  });
+});
+
+describe('layout', () => {
+  it.each([12, 24, 50])('keeps the live region shorter than a %i-row terminal', async (rows) => {
+    const ui = chat(vi.fn(), { rows, columns: 100 }, chainGraph(300));
+    await ui.emit(
+      { type: 'node.entered', node: 'n150', action: 'chat', depth: 0 },
+      { type: 'model.delta', role: 'chatbot', purpose: 'node n150', delta: 'line\n'.repeat(50) },
+    );
+    expect(ui.frame().split('\n').length).toBeLessThan(rows);
+    await ui.press(KEY.tab, '?');
+    expect(ui.frame().split('\n').length).toBeLessThan(rows);
+  });
+
+  it('keeps the design view shorter than the terminal', async () => {
+    const { bus, emit } = eventBus();
+    const ui = mount(
+      <App
+        mode="design"
+        bus={bus}
+        graph={chainGraph(300)}
+        onQuit={() => {}}
+        size={{ rows: 16, columns: 100 }}
+        theme={monoTheme}
+      />,
+    );
+    await emit(
+      ...Array.from({ length: 12 }, (_, i) => ({
+        type: 'design.stage' as const,
+        stage: `stage ${i}`,
+        status: 'retry' as const,
+        detail: 'again',
+      })),
+      { type: 'model.delta', role: 'chatbot', purpose: 'design', delta: 'x\n'.repeat(30) },
+    );
+    expect(ui.frame().split('\n').length).toBeLessThan(16);
+    expect(ui.frame()).toMatch(/↓ \d+ more/);
+  });
+});
+
+/** Just enough of a TTY for Ink: it writes frames here and reads keys from the input side. */
+class FakeTerminal extends EventEmitter {
+  readonly isTTY = true;
+  readonly columns = 100;
+  readonly rows = 24;
+  output = '';
+  write = (chunk: string, callback?: () => void): boolean => {
+    this.output += chunk;
+    callback?.();
+    return true;
+  };
+}
+
+class FakeKeyboard extends EventEmitter {
+  readonly isTTY = true;
+  #pending: string | null = null;
+  setRawMode(): this {
+    return this;
+  }
+  setEncoding(): void {}
+  ref(): void {}
+  unref(): void {}
+  resume(): void {}
+  pause(): void {}
+  read(): string | null {
+    const data = this.#pending;
+    this.#pending = null;
+    return data;
+  }
+  type(data: string): void {
+    this.#pending = data;
+    this.emit('readable');
+  }
+}
+
+describe('renderChatUI', () => {
+  it('mounts on the given terminal, and unmounts after calling onQuit on Ctrl+C', async () => {
+    const stdout = new FakeTerminal();
+    const stdin = new FakeKeyboard();
+    const onQuit = vi.fn();
+    const onSubmit = vi.fn();
+    const { bus } = eventBus();
+    const instance = renderChatUI({
+      bus,
+      graph: supportGraph(),
+      onSubmit,
+      onQuit,
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: stdin as unknown as NodeJS.ReadStream,
+      // Vitest owns the console; Ink must not patch it here.
+      patchConsole: false,
+    });
+    bus.emit({ type: 'reply', node: 'start1', text: 'Hello from the agent.' });
+    await settle();
+    stdin.type('hi');
+    await settle();
+    stdin.type('\r');
+    await settle();
+    expect(onSubmit).toHaveBeenCalledWith('hi');
+    stdin.type('\u0003');
+    await instance.waitUntilExit();
+    expect(onQuit).toHaveBeenCalledTimes(1);
+    expect(stripVTControlCharacters(stdout.output)).toContain('Ava › Hello from the agent.');
+  });
+});
