@@ -1,0 +1,274 @@
+import { describe, expect, it } from 'vitest';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { conversationGraph } from '../../src/engine/self-mode.js';
+import { EventBus, type AgentEvent } from '../../src/events.js';
+import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
+import { VersionedGraph } from '../../src/graph/versioned.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import { Script, ScriptedModel } from '../../src/llm/scripted.js';
+import type { ModelSet } from '../../src/llm/types.js';
+import { Sandbox } from '../../src/sandbox/index.js';
+
+const script = new Script({ rules: [] }, 'no-models');
+const model = new ScriptedModel(script, 'chatbot');
+const noModels: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
+
+function fileOf(nodes: NodeSpecInput[], config: Partial<GraphConfig> = {}) {
+  return graphFileSchema.parse({ name: 'selfish', config, nodes });
+}
+
+/** Runs the agent over `file` for `users.length` replies (the first with no user text). */
+async function converse(
+  graph: VersionedGraph | StaticGraph,
+  users: (string | undefined)[],
+  options: { selfReferential?: boolean; events?: EventBus } = {},
+) {
+  const agent = await Interpreter.create({ graph, models: noModels, ...options });
+  try {
+    const replies: string[] = [];
+    let state;
+    for (const user of users) {
+      const result = await agent.reply(user, state);
+      replies.push(result.reply);
+      state = result.state;
+    }
+    return { replies, state: state! };
+  } finally {
+    agent.dispose();
+  }
+}
+
+const GROWER: NodeSpecInput[] = [
+  { name: 'start1', action: 'code', instruction: 'turn = 0', transitions: ['grow'] },
+  {
+    name: 'grow',
+    action: 'code',
+    instruction:
+      "turn += 1; next = 'said_' + turn; self.addNode({ name: next, action: 'chat_exact', instruction: 'Turn ' + turn + '.', transitions: ['grow'] })",
+    transitions: ['$next'],
+  },
+];
+
+describe('self-referential mode in the interpreter', () => {
+  it('lends self to code nodes when the graph config switches the mode on, and saves the graph in the state', async () => {
+    const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
+    const { replies, state } = await converse(graph, [undefined, 'again', 'and again']);
+    expect(replies).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
+    expect(graph.nodes().map((n) => n.name)).toEqual(['start1', 'grow', 'said_1', 'said_2', 'said_3']);
+    expect(graph.history().map((r) => [r.version, r.by, r.op, r.name])).toEqual([
+      [1, 'grow', 'add', 'said_1'],
+      [2, 'grow', 'add', 'said_2'],
+      [3, 'grow', 'add', 'said_3'],
+    ]);
+    expect(state.graph).toEqual(graph.toJSON());
+    expect(state.graphVersion).toBe(3);
+  });
+
+  it('switches the mode on from the selfReferential option (the --self-referential flag)', async () => {
+    const graph = new VersionedGraph(fileOf(GROWER));
+    const { replies } = await converse(graph, [undefined], { selfReferential: true });
+    expect(replies).toEqual(['Turn 1.']);
+  });
+
+  it('puts every edit on the event stream as it happens, between the node entered and the transition it enables', async () => {
+    const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
+    const events: AgentEvent[] = [];
+    const bus = new EventBus();
+    bus.on((event) => events.push(event));
+    await converse(graph, [undefined], { events: bus });
+    const types = events.map((e) => (e.type === 'node.entered' ? `enter ${e.node}` : e.type));
+    const edited = types.indexOf('graph.edited');
+    expect(types[edited - 1]).toBe('enter grow');
+    expect(events[edited]).toEqual({
+      type: 'graph.edited',
+      version: 1,
+      by: 'grow',
+      op: 'add',
+      nodes: ['said_1'],
+      totalNodes: 3,
+    });
+    expect(events.slice(edited).find((e) => e.type === 'transition')).toMatchObject({
+      from: 'grow',
+      to: 'said_1',
+      kind: 'variable',
+    });
+  });
+
+  it('without the mode, self is absent and code that uses it fails naming the mode', async () => {
+    const graph = new StaticGraph(fileOf(GROWER));
+    const failure = await converse(graph, [undefined]).catch((error: unknown) => error);
+    expect((failure as Error).message).toBe(
+      'node "grow": ReferenceError: self is not defined: `self` exists only in self-referential mode (line 1)',
+    );
+    expect((failure as { hint?: string }).hint).toMatch(
+      /"selfReferential": true in the graph config, or --self-referential/,
+    );
+    const probe = new StaticGraph(
+      fileOf([
+        { name: 'start1', action: 'code', instruction: 'kind = typeof self', transitions: ['say'] },
+        { name: 'say', action: 'chat_exact', instruction: '$kind' },
+      ]),
+    );
+    expect((await converse(probe, [undefined])).replies).toEqual(['undefined']);
+  });
+
+  it('refuses a static graph: the mode needs a graph it can edit', async () => {
+    const graph = new StaticGraph(fileOf(GROWER, { selfReferential: true }));
+    await expect(Interpreter.create({ graph, models: noModels })).rejects.toThrow(/needs a VersionedGraph/);
+  });
+
+  it('lets the graph handle a refused edit: removing the node a running call returns to', async () => {
+    const graph = new VersionedGraph(
+      fileOf(
+        [
+          { name: 'start1', action: 'function', instruction: 'outcome = prune()', transitions: ['report'] },
+          {
+            name: 'prune()',
+            action: 'code',
+            instruction: "try { self.removeNode('start1'); 'removed' } catch (e) { e.message }",
+            transitions: ['return'],
+          },
+          { name: 'report', action: 'chat_exact', instruction: '$outcome', transitions: ['quit'] },
+        ],
+        { selfReferential: true },
+      ),
+    );
+    const { replies } = await converse(graph, [undefined]);
+    expect(replies).toEqual(['cannot remove "start1": it is running, or a function call returns to it']);
+    expect(graph.version).toBe(0);
+  });
+
+  it('refuses removing the running node itself', async () => {
+    const graph = new VersionedGraph(
+      fileOf(
+        [
+          { name: 'start1', action: 'chat_exact', instruction: 'Hi.', transitions: ['cut'] },
+          {
+            name: 'cut',
+            action: 'code',
+            instruction: "self.updateNode('start1', { transitions: ['quit'] }); self.removeNode('cut')",
+            transitions: ['start1'],
+          },
+        ],
+        { selfReferential: true },
+      ),
+    );
+    const failure = await converse(graph, [undefined, 'go']).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(
+      /^node "cut": Error: cannot remove "cut": it is running, or a function call returns to it/,
+    );
+    expect(graph.get('cut')).toBeDefined();
+  });
+
+  it('counts edits per turn: a new reply may edit again, a runaway turn stops with a clear error', async () => {
+    const limits = { selfEditLimits: { editsPerTurn: 2, maxNodes: 500 } };
+    const twice = new VersionedGraph(fileOf(GROWER, { selfReferential: true, ...limits }));
+    expect((await converse(twice, [undefined, 'a', 'b', 'c'])).replies).toHaveLength(4);
+
+    const runaway = new VersionedGraph(
+      fileOf(
+        [
+          {
+            name: 'start1',
+            action: 'code',
+            instruction:
+              "for (let i = 0; ; i++) self.addNode({ name: 'n' + i, action: 'chat', transitions: ['start1'] })",
+            transitions: ['start1'],
+          },
+        ],
+        { selfReferential: true, ...limits },
+      ),
+    );
+    const failure = await converse(runaway, [undefined]).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(
+      /^node "start1": Error: self\.addNode refused: this turn already made 2 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
+    );
+    expect(runaway.version).toBe(2);
+  });
+
+  it('stops a graph that grows past the node limit', async () => {
+    const graph = new VersionedGraph(
+      fileOf(GROWER, { selfReferential: true, selfEditLimits: { editsPerTurn: 20, maxNodes: 3 } }),
+    );
+    const failure = await converse(graph, [undefined, 'more']).catch((error: unknown) => error);
+    expect((failure as Error).message).toMatch(/cannot add node "said_2": the graph already has 3 nodes/);
+  });
+
+  it('saves the graph in the state a host function call returns', async () => {
+    const graph = new VersionedGraph(
+      fileOf(
+        [
+          { name: 'start1', action: 'chat_exact', instruction: 'Hi.' },
+          {
+            name: 'learn(word)',
+            action: 'code',
+            instruction:
+              "self.addNode({ name: word, action: 'chat_exact', instruction: word, transitions: ['start1'] })",
+            transitions: ['return'],
+          },
+        ],
+        { selfReferential: true },
+      ),
+    );
+    const agent = await Interpreter.create({ graph, models: noModels });
+    try {
+      const { value, state } = await agent.applyFn('learn', ['hello']);
+      expect(value).toBe('hello');
+      expect(VersionedGraph.fromJSON(state.graph).get('hello')).toBeDefined();
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('withdraws self from a shared sandbox when the interpreter is disposed', async () => {
+    const sandbox = await Sandbox.create();
+    try {
+      const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
+      const agent = await Interpreter.create({ graph, models: noModels, sandbox });
+      expect((await sandbox.runCode('typeof self.addNode', {}, { node: 'probe' })).value).toBe('function');
+      agent.dispose();
+      expect((await sandbox.runCode('typeof self', {}, { node: 'probe' })).value).toBe('undefined');
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});
+
+describe('the graph a conversation runs on', () => {
+  const file = fileOf(GROWER);
+
+  it('is the file, static, when the mode is off and the state holds no graph', () => {
+    expect(conversationGraph(file, undefined)).toBeInstanceOf(StaticGraph);
+  });
+
+  it('is the file, versioned, when the config or the flag switches the mode on', () => {
+    expect(conversationGraph(fileOf(GROWER, { selfReferential: true }), undefined)).toBeInstanceOf(
+      VersionedGraph,
+    );
+    expect(conversationGraph(file, undefined, { selfReferential: true })).toBeInstanceOf(VersionedGraph);
+  });
+
+  it('is the graph saved in the state, with the nodes the agent wrote, once the agent edited it', async () => {
+    const first = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
+    const { state } = await converse(first, [undefined, 'again']);
+    const resumed = conversationGraph(file, structuredClone(state));
+    expect(resumed).toBeInstanceOf(VersionedGraph);
+    expect(resumed.nodes().map((n) => n.name)).toEqual(['start1', 'grow', 'said_1', 'said_2']);
+    expect((resumed as VersionedGraph).history()).toHaveLength(2);
+    const agent = await Interpreter.create({ graph: resumed, models: noModels });
+    try {
+      const next = await agent.reply('once more', state);
+      expect(next.reply).toBe('Turn 3.');
+      expect(VersionedGraph.fromJSON(next.state.graph).version).toBe(3);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('names the state when its graph is not a valid history', () => {
+    const state = { graph: { format: 'nonsense' } } as never;
+    expect(() => conversationGraph(file, state, { source: 'talk.json' })).toThrow(
+      /talk\.json \(graph\): not a valid graph history/,
+    );
+  });
+});
