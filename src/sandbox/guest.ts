@@ -47,11 +47,12 @@ export type GuestOutcome =
 export type HostReply = { ok: true; value: unknown } | { ok: false; message: string };
 
 /**
- * Parameters: $0 the host dispatcher, $1 GuestOptions. Returns `run(scope, layout, source, mode)`, where
- * layout is `[namespace, functionNames[]][]`.
+ * Parameters: $0 the synchronous host dispatcher (a function), $1 the asynchronous one (a Reference,
+ * which never leaves this closure), $2 GuestOptions. Returns `run(scope, layout, source, mode)`, where
+ * layout is NamespaceLayout[].
  */
 export const GUEST_SETUP = String.raw`'use strict';
-const dispatch = $0, options = $1;
+const dispatch = $0, asyncDispatch = $1, options = $2;
 const g = globalThis, indirectEval = g.eval;
 const { create, defineProperty, freeze, getOwnPropertyNames, getPrototypeOf, hasOwn, keys } = Object;
 const isArray = Array.isArray, objectPrototype = Object.prototype;
@@ -158,7 +159,7 @@ const hook = (value) => ({ value, writable: false, enumerable: false, configurab
 defineProperty(g, '${CAPTURE_HOOK}', hook(capture));
 defineProperty(g, '${FAIL_HOOK}', hook(fail));
 
-const stub = (namespace, fn) => {
+const stub = (namespace, fn, awaited) => {
   const label = namespace + '.' + fn;
   return { [fn](...args) {
     const copies = [];
@@ -169,7 +170,9 @@ const stub = (namespace, fn) => {
           ' is ' + problem.what + ', which cannot leave the sandbox');
       }
     }
-    const reply = dispatch(namespace, fn, copies);
+    const reply = awaited
+      ? asyncDispatch.applySyncPromise(undefined, [namespace, fn, copies], { arguments: { copy: true } })
+      : dispatch(namespace, fn, copies);
     if (reply.ok) return reply.value;
     throw new ErrorCtor(reply.message);
   } }[fn];
@@ -201,8 +204,8 @@ return function run(scope, layout, source, mode) {
     }
   }
   for (let i = 0; i < layout.length; i++) {
-    const namespace = layout[i][0], fns = layout[i][1], api = {};
-    for (let j = 0; j < fns.length; j++) defineProperty(api, fns[j], { value: freeze(stub(namespace, fns[j])), enumerable: true });
+    const namespace = layout[i][0], fns = layout[i][1], awaited = layout[i][2], api = {};
+    for (let j = 0; j < fns.length; j++) defineProperty(api, fns[j], { value: freeze(stub(namespace, fns[j], awaited)), enumerable: true });
     defineProperty(g, namespace, { value: freeze(api), writable: false, enumerable: false, configurable: false });
   }
 

@@ -1,8 +1,13 @@
 /**
  * Host functions lent to code in the sandbox, grouped in namespaces (`self.addNode(…)`). Code inside
- * never holds a reference to anything of the host: every context gets one isolated-vm `Callback`, a
- * plain function inside, through which the guest's stubs send copies of their arguments; the host
- * answers with a copy of the result, or with an error message the stub throws inside.
+ * calls them synchronously and never holds anything of the host: the guest's stubs send copies of
+ * their arguments through one of two dispatchers, kept in the guest's closure, and the host answers
+ * with a copy of the result, or with an error message the stub throws inside.
+ *
+ * - synchronous namespaces go through an isolated-vm `Callback` (a plain function inside);
+ * - asynchronous ones through a `Reference` to an async host function, called with `applySyncPromise`:
+ *   the isolate waits for the promise. Either way the time spent in the host is not charged to the
+ *   evaluation's time limit (isolated-vm pauses its timers while the isolate waits on the host).
  */
 import ivm from 'isolated-vm';
 import type { HostReply } from './guest.js';
@@ -16,33 +21,42 @@ import type { HostReply } from './guest.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type HostFunction = (...args: any[]) => unknown;
 
+/** `[namespace, function names, asynchronous]`, what the guest builds its stubs from. */
+export type NamespaceLayout = [string, string[], boolean];
+
 const NAMESPACE = /^[A-Za-z_$][\w$]*$/;
 
-/** The namespaces lent to one sandbox and the dispatcher that calls into them. */
+interface Namespace {
+  functions: Readonly<Record<string, HostFunction>>;
+  /** Whether the code waits for the promises its functions return. */
+  awaited: boolean;
+}
+
+/** The namespaces lent to one sandbox and the dispatchers that call into them. */
 export class HostFunctions {
-  readonly #namespaces = new Map<string, Readonly<Record<string, HostFunction>>>();
+  readonly #namespaces = new Map<string, Namespace>();
 
-  /** Handed to every context; inside it is `(namespace, name, args) => HostReply`. */
-  readonly dispatcher = new ivm.Callback((namespace: unknown, name: unknown, args: unknown) => {
-    const reply = this.#answer(namespace, name, args);
-    try {
-      return new ivm.ExternalCopy(reply).copyInto({ release: true });
-    } catch (error) {
-      // Failing here, not in isolated-vm, makes a host function that returns, say, a function fail
-      // inside as a catchable error rather than as a copy error carrying host stack frames.
-      const message = `${String(namespace)}.${String(name)} returned a value that cannot be copied into the sandbox: ${(error as Error).message}`;
-      return new ivm.ExternalCopy({ ok: false, message }).copyInto({ release: true });
-    }
-  });
+  /** For synchronous namespaces; inside it is `(namespace, name, args) => HostReply`. */
+  readonly dispatcher = new ivm.Callback((namespace: unknown, name: unknown, args: unknown) =>
+    copyReply(namespace, name, this.#answer(namespace, name, args, false)),
+  );
 
-  /** Lends `functions` as `name.fn(…)`, replacing what was lent under `name` before. */
-  expose(name: string, functions: Record<string, HostFunction>): void {
+  /** For asynchronous namespaces; inside, `applySyncPromise(undefined, [namespace, name, args])`. */
+  readonly asyncDispatcher = new ivm.Reference(async (namespace: unknown, name: unknown, args: unknown) =>
+    copyReply(namespace, name, await this.#answer(namespace, name, args, true)),
+  );
+
+  /**
+   * Lends `functions` as `name.fn(…)`, replacing what was lent under `name` before; `awaited`: the code
+   * waits for the promises they return (else a returned promise is an error inside).
+   */
+  expose(name: string, functions: Record<string, HostFunction>, awaited = false): void {
     if (!NAMESPACE.test(name))
       throw new TypeError(`cannot expose "${name}" in the sandbox: a namespace must be a plain identifier`);
     for (const [fn, value] of Object.entries(functions))
       if (typeof value !== 'function')
         throw new TypeError(`cannot expose ${name}.${fn} in the sandbox: it is not a function`);
-    this.#namespaces.set(name, Object.freeze({ ...functions }));
+    this.#namespaces.set(name, { functions: Object.freeze({ ...functions }), awaited });
   }
 
   /** Withdraws a namespace; code run afterwards no longer sees it. */
@@ -55,25 +69,54 @@ export class HostFunctions {
     return this.#namespaces.has(name);
   }
 
-  /** `[namespace, function names]` pairs, for the guest to build its stubs from. */
-  layout(): [string, string[]][] {
-    return [...this.#namespaces].map(([name, functions]) => [name, Object.keys(functions)]);
+  layout(): NamespaceLayout[] {
+    return [...this.#namespaces].map(([name, { functions, awaited }]) => [
+      name,
+      Object.keys(functions),
+      awaited,
+    ]);
   }
 
-  #answer(namespace: unknown, name: unknown, args: unknown): HostReply {
+  /** Calls the function: a reply, or when the caller waits, possibly the promise of one. */
+  #answer(namespace: unknown, name: unknown, args: unknown, waits: false): HostReply;
+  #answer(namespace: unknown, name: unknown, args: unknown, waits: true): HostReply | Promise<HostReply>;
+  #answer(namespace: unknown, name: unknown, args: unknown, waits: boolean): HostReply | Promise<HostReply> {
     const label = `${String(namespace)}.${String(name)}`;
-    const functions = typeof namespace === 'string' ? this.#namespaces.get(namespace) : undefined;
+    const lent = typeof namespace === 'string' ? this.#namespaces.get(namespace) : undefined;
     const fn =
-      functions && typeof name === 'string' && Object.hasOwn(functions, name) ? functions[name] : undefined;
-    if (!fn) return { ok: false, message: `${label} is not available` };
+      lent && typeof name === 'string' && Object.hasOwn(lent.functions, name)
+        ? lent.functions[name]
+        : undefined;
+    if (!lent || !fn) return { ok: false, message: `${label} is not available` };
     let value: unknown;
     try {
       value = fn(...(Array.isArray(args) ? args : []));
     } catch (error) {
-      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+      return refusal(error);
     }
-    if (value instanceof Promise)
-      return { ok: false, message: `${label} returned a Promise; host functions must be synchronous` };
-    return { ok: true, value };
+    if (!(value instanceof Promise)) return { ok: true, value };
+    if (waits) return value.then((resolved: unknown) => ({ ok: true, value: resolved }), refusal);
+    // Nobody will wait for it; keep its rejection from going unhandled.
+    value.catch(() => undefined);
+    return { ok: false, message: `${label} returned a Promise; host functions must be synchronous` };
+  }
+}
+
+function refusal(error: unknown): HostReply {
+  return { ok: false, message: error instanceof Error ? error.message : String(error) };
+}
+
+/** The reply as a copy for the isolate; a result that cannot be copied becomes an error inside. */
+function copyReply(namespace: unknown, name: unknown, reply: HostReply): ivm.Copy<HostReply> {
+  try {
+    return new ivm.ExternalCopy(reply).copyInto({ release: true });
+  } catch (error) {
+    // Failing here, not in isolated-vm, makes the code see a catchable error rather than a copy
+    // error carrying host stack frames.
+    const refused: HostReply = {
+      ok: false,
+      message: `${String(namespace)}.${String(name)} returned a value that cannot be copied into the sandbox: ${(error as Error).message}`,
+    };
+    return new ivm.ExternalCopy(refused).copyInto({ release: true });
   }
 }

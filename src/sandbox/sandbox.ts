@@ -2,15 +2,17 @@
  * The sandbox code nodes, conditions and call arguments run in: one isolated-vm isolate per run, reused
  * across nodes, and a fresh context for every evaluation.
  *
- * Why a fresh context each time rather than one context with its globals cleared: clearing cannot undo
- * what code does to builtins (`Array.prototype.x = …`), and a context cannot forget a top-level `let`.
- * A context costs about 0.25 ms; the isolate (the expensive part) is kept.
+ * Why a fresh context each time rather than one context with its globals cleared (which would save
+ * about 0.25 ms a call): clearing cannot undo what code does to builtins (`Array.prototype.x = …`,
+ * `Math.random = …`) or to the global object itself (`Object.freeze(globalThis)`). The isolate, the
+ * expensive part, is kept.
  *
- * Every call that may run the user's JavaScript is asynchronous (the host stays responsive while it
- * runs) and watched: isolated-vm enforces the time limit inside a call, but a few things it does after
- * the call (reading an unhandled rejection's `message`, for one) run user getters with no limit at all.
- * If a call outlives its limit by a grace period, the watchdog discards the isolate; the next evaluation
- * gets a new one, as it does after a memory-limit kill.
+ * The code runs in one asynchronous call (the host stays responsive meanwhile) under isolated-vm's
+ * time limit, which counts only time spent running in the isolate, not time waiting on host functions.
+ * A few things isolated-vm does after the call (reading an unhandled rejection's `message`, for one)
+ * run user getters with no limit at all, so a watchdog also follows the isolate's CPU time and discards
+ * the isolate if a call uses more than the limit and a grace period; the next evaluation gets a new
+ * isolate, as it does after a memory-limit kill.
  */
 import ivm from 'isolated-vm';
 import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
@@ -37,7 +39,7 @@ export interface Where {
 /** `console` keeps at most 1000 lines of at most 10 000 characters. */
 const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
 
-/** How far past its time limit a call may go before the watchdog discards the isolate. */
+/** How much CPU time past its limit a call may use before the watchdog discards the isolate. */
 const WATCHDOG_GRACE_MS = 250;
 
 /** How many texts known to parse are remembered (see #checkSyntax). */
@@ -115,7 +117,17 @@ export class Sandbox {
     this.#host.expose(name, functions);
   }
 
-  /** Withdraws an exposed namespace from the next evaluation on. */
+  /**
+   * Like `expose`, but the functions may return promises: the code waits for each (its call still
+   * looks synchronous inside) and gets the resolved value; a rejection raises an `Error` inside with
+   * its message. Waiting is not charged to the time limit, and nothing bounds it: a host function that
+   * never settles holds its evaluation (and the ones queued behind it) forever.
+   */
+  exposeAsync(name: string, functions: Record<string, HostFunction>): void {
+    this.#host.expose(name, functions, true);
+  }
+
+  /** Withdraws an exposed namespace (either kind) from the next evaluation on. */
   unexpose(name: string): void {
     this.#host.unexpose(name);
   }
@@ -154,7 +166,8 @@ export class Sandbox {
     const watchdog = { fired: false };
     let run: ivm.Reference | undefined;
     try {
-      run = context.evalClosureSync(GUEST_SETUP, [this.#host.dispatcher, copyOf(GUEST_OPTIONS)], {
+      const { dispatcher, asyncDispatcher } = this.#host;
+      run = context.evalClosureSync(GUEST_SETUP, [dispatcher, asyncDispatcher, copyOf(GUEST_OPTIONS)], {
         timeout: this.limits.timeoutMs,
         result: { reference: true },
       });
@@ -174,12 +187,24 @@ export class Sandbox {
     }
   }
 
-  /** Waits for `work`, discarding the isolate if it outlives the time limit by the grace period. */
+  /**
+   * Waits for `work`, discarding the isolate if the CPU time it uses meanwhile passes the limit plus the
+   * grace period. CPU time never runs ahead of wall time, so the first look is due only then.
+   */
   async #watch<T>(isolate: ivm.Isolate, watchdog: { fired: boolean }, work: Promise<T>): Promise<T> {
-    const timer = setTimeout(() => {
-      watchdog.fired = true;
-      if (!isolate.isDisposed) isolate.dispose();
-    }, this.limits.timeoutMs + WATCHDOG_GRACE_MS);
+    const budgetMs = this.limits.timeoutMs + WATCHDOG_GRACE_MS;
+    const start = isolate.cpuTime;
+    let timer: NodeJS.Timeout | undefined;
+    const lookIn = (ms: number): void => {
+      timer = setTimeout(() => {
+        if (isolate.isDisposed) return;
+        const usedMs = Number((isolate.cpuTime - start) / 1_000_000n);
+        if (usedMs < budgetMs) return lookIn(budgetMs - usedMs);
+        watchdog.fired = true;
+        isolate.dispose();
+      }, ms);
+    };
+    lookIn(budgetMs);
     try {
       return await work;
     } finally {

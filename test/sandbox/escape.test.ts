@@ -28,6 +28,7 @@ describe('escapes from the sandbox', () => {
       report: (line: string) => void reports.push(line),
       echo: (value: unknown) => value,
     });
+    sandbox.exposeAsync('later', { echo: async (value: unknown) => value });
   });
   afterAll(() => sandbox.dispose());
 
@@ -47,7 +48,15 @@ describe('escapes from the sandbox', () => {
       { mine: 1 },
       where,
     )) as string[];
-    const expected = [...ECMASCRIPT_GLOBALS, 'console', '__sandboxCapture', '__sandboxFail', 'mine', 'host'];
+    const expected = [
+      ...ECMASCRIPT_GLOBALS,
+      'console',
+      '__sandboxCapture',
+      '__sandboxFail',
+      'mine',
+      'host',
+      'later',
+    ];
     expect([...globals].sort()).toEqual([...expected].sort());
   });
 
@@ -109,11 +118,12 @@ describe('escapes from the sandbox', () => {
     });
   });
 
-  it('leaves no isolated-vm handle (Reference, Callback internals) reachable from the globals', async () => {
+  it('leaves no isolated-vm handle (a Reference, a Callback) reachable from the globals', async () => {
     // A walk over every object reachable by properties and prototypes from globalThis and from what the
-    // exposed functions give back; any applySync/derefInto/copySync/copyInto would be a host handle.
+    // exposed functions (synchronous and awaited) give back; any applySync/derefInto/copySync/copyInto
+    // would be a host handle.
     const code = `{
-      const seen = new Set(), queue = [globalThis, host, host.echo, host.echo({ a: [1] })];
+      const seen = new Set(), queue = [globalThis, host.echo({ a: [1] }), later.echo({ b: [2] })];
       const handles = [];
       while (queue.length) {
         const value = queue.pop();
