@@ -1,0 +1,38 @@
+/**
+ * A conversation as `meta-agent chat` drives it, whatever the front end (terminal UI or lines): one
+ * reply at a time, the state saved after each. The interpreter never changes the state it is given, so a
+ * reply that fails leaves the last good state both here and on disk.
+ */
+import type { Interpreter, ReplyResult } from '../engine/interpreter.js';
+import type { ConversationState } from '../engine/state.js';
+import { writeStateFile } from './state-file.js';
+
+export class ChatSession {
+  #state: ConversationState | undefined;
+
+  constructor(
+    readonly interpreter: Interpreter,
+    /** A resumed conversation, or undefined for a new one. */
+    state: ConversationState | undefined,
+    /** Where to save the state after every reply; nowhere when undefined. */
+    readonly statePath?: string,
+  ) {
+    this.#state = state;
+  }
+
+  /** True until the agent has run at all: its opening turn is still to come. */
+  get fresh(): boolean {
+    return this.#state?.current === undefined;
+  }
+
+  /**
+   * Gives the agent the user's reply (nothing for its opening turn), saves the new state, and returns
+   * what the agent said. `ended` is true once a quit transition was taken.
+   */
+  async reply(text: string | undefined): Promise<ReplyResult> {
+    const result = await this.interpreter.reply(text, this.#state);
+    if (this.statePath !== undefined) await writeStateFile(this.statePath, result.state);
+    this.#state = result.state;
+    return result;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * What `chat`, `call` and `simulate` share before they run a graph: open and lint the file with the
+ * command-line config overrides, choose the graph the run edits or reads (self-referential mode, a
+ * resumed conversation), resolve the models (metered, so every call is an event) and create the
+ * interpreter on one event bus.
+ */
+import type { Command } from 'commander';
+import { Interpreter } from '../engine/interpreter.js';
+import { conversationGraph } from '../engine/self-mode.js';
+import type { ConversationState } from '../engine/state.js';
+import { UserError, isUserError } from '../errors.js';
+import { EventBus } from '../events.js';
+import { closestName } from '../graph/names.js';
+import type { GraphConfig, GraphFile } from '../graph/schema.js';
+import type { GraphView } from '../graph/view.js';
+import type { LanguageModel, ModelSet } from '../llm/types.js';
+import { UsageMeter } from '../llm/usage.js';
+import { openGraph } from './load-graph.js';
+import { modelsFromOptions, type ModelOptionValues } from './model-options.js';
+import { checkStateNodes, readStateFile } from './state-file.js';
+
+/** Config fields a command line may override for one run (the file is not changed). */
+export type ConfigOverrides = Partial<Pick<GraphConfig, 'agentName' | 'userName' | 'startNode'>>;
+
+/** How to run the graph. */
+export interface RunSetup {
+  overrides?: ConfigOverrides;
+  /** Lend code nodes the `self` API; default: the graph's `config.selfReferential`. */
+  selfReferential?: boolean;
+  /**
+   * A state file to resume when it exists (see state-file.ts). When the agent had edited its graph,
+   * the graph saved there is the one run.
+   */
+  statePath?: string;
+}
+
+/** A graph ready to run. Dispose the interpreter when done. */
+export interface OpenedAgent {
+  /** The graph file as loaded, with the overrides applied. */
+  file: GraphFile;
+  /** What the run reads and, in self-referential mode, edits. */
+  graph: GraphView;
+  interpreter: Interpreter;
+  /** Every event of the run: interpreter steps, graph edits and metered model calls. */
+  bus: EventBus;
+  meter: UsageMeter;
+  /** The conversation read from `statePath`; undefined when there was none to resume. */
+  saved?: ConversationState;
+}
+
+/** Adds --self-referential, shared by the commands that run graphs. */
+export function addSelfReferentialOption(command: Command): Command {
+  return command.option(
+    '--self-referential',
+    'let code nodes edit the running graph through `self` (also "selfReferential": true in the graph config)',
+  );
+}
+
+/**
+ * Opens the graph at `path` and an interpreter for it. When the models answer from a script, a
+ * `[scripted]` note goes to stderr, since nothing else in the output says so.
+ */
+export async function openAgent(
+  path: string,
+  options: ModelOptionValues,
+  setup: RunSetup = {},
+): Promise<OpenedAgent> {
+  const file = withOverrides((await openGraph(path)).file, setup.overrides ?? {});
+  const { statePath } = setup;
+  const saved = statePath === undefined ? undefined : await readStateFile(statePath, file);
+  // A conversation whose agent edited its graph stays in the mode, so its edits keep being saved.
+  const selfReferential = setup.selfReferential || saved?.graph !== undefined;
+  const graph = conversationGraph(file, saved, {
+    ...(selfReferential ? { selfReferential } : {}),
+    ...(statePath !== undefined ? { source: statePath } : {}),
+  });
+  if (saved && statePath !== undefined) checkStateNodes(saved, graph, statePath);
+  const bus = new EventBus();
+  const meter = new UsageMeter(bus);
+  const models = meter.meter(await resolveModels(options, file));
+  if (models.chatbot.scripted)
+    process.stderr.write(
+      `[scripted] the answers come from the rules in ${options.script}, not from a model\n`,
+    );
+  const interpreter = await Interpreter.create({
+    graph,
+    models,
+    events: bus,
+    ...(selfReferential ? { selfReferential } : {}),
+  });
+  return { file, graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
+}
+
+function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {
+  const start = overrides.startNode;
+  if (start !== undefined && !file.nodes.some((node) => node.name === start)) {
+    const names = file.nodes.map((node) => node.name);
+    const guess = closestName(start, names);
+    throw new UserError(
+      `--start: the graph has no node "${start}"${guess ? `; did you mean "${guess}"?` : ''}`,
+      2,
+      `nodes: ${names.join(', ')}`,
+    );
+  }
+  const set = Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined));
+  return { ...file, config: { ...file.config, ...set } };
+}
+
+/**
+ * The models the flags, the environment and the graph's config name. When no model flag was given and
+ * none can be resolved (no server configured or found), the error is kept for the first model call
+ * instead: a graph of code and exact-text nodes runs without any model, and one that needs a model
+ * still fails with the same message, naming the node that needed it.
+ */
+async function resolveModels(options: ModelOptionValues, file: GraphFile): Promise<ModelSet> {
+  try {
+    return (await modelsFromOptions(options, file.config.models)).models;
+  } catch (error) {
+    if (!isUserError(error) || hasModelFlags(options)) throw error;
+    return unavailableModels(error);
+  }
+}
+
+function hasModelFlags(options: ModelOptionValues): boolean {
+  const flags = [
+    options.model,
+    options.baseUrl,
+    options.provider,
+    options.script,
+    options.classifierModel,
+    options.userbotModel,
+    options.embedderModel,
+  ];
+  return flags.some((flag) => flag !== undefined);
+}
+
+/** Models that answer every call with `error`. */
+function unavailableModels(error: UserError): ModelSet {
+  const fail = () => Promise.reject(error);
+  const model: LanguageModel = {
+    id: 'unavailable',
+    modelName: 'unavailable',
+    scripted: false,
+    complete: fail,
+    stream: fail,
+    embed: fail,
+  };
+  return { chatbot: model, classifier: model, userbot: model, embedder: model };
+}
