@@ -4,6 +4,7 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { conversationGraph } from '../../src/engine/self-mode.js';
 import { loadState, saveState, type ConversationState } from '../../src/engine/state.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
+import { lintGraph } from '../../src/graph/lint.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
@@ -67,6 +68,10 @@ describe('the Appendix H agent (meta/self-referential.autogram.json)', () => {
       agent.dispose();
     }
   }
+
+  it('ships as a graph without lint findings', () => {
+    expect(lintGraph(file)).toEqual([]);
+  });
 
   it('designs, adds and runs one new node per turn, resuming from the saved state each time', async () => {
     const opening = await turn(undefined, undefined);
