@@ -5,8 +5,8 @@ import { register as registerShow } from './show.js';
 import { register as registerHistory } from './history.js';
 import { register as registerDoctor } from './doctor.js';
 import { register as registerAsk } from './ask.js';
-import { register as registerDesign } from './design.js';
 import { register as registerChat } from './chat.js';
+import { register as registerCall } from './call.js';
 
 /** Every command registers itself on the program. One file per command in this folder. */
 export type RegisterCommand = (program: Command) => void;
@@ -18,6 +18,6 @@ export const commands: RegisterCommand[] = [
   registerHistory,
   registerDoctor,
   registerAsk,
-  registerDesign,
   registerChat,
+  registerCall,
 ];
