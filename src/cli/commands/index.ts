@@ -7,6 +7,7 @@ import { register as registerDoctor } from './doctor.js';
 import { register as registerAsk } from './ask.js';
 import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
+import { register as registerSimulate } from './simulate.js';
 
 /** Every command registers itself on the program. One file per command in this folder. */
 export type RegisterCommand = (program: Command) => void;
@@ -20,4 +21,5 @@ export const commands: RegisterCommand[] = [
   registerAsk,
   registerChat,
   registerCall,
+  registerSimulate,
 ];

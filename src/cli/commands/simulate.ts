@@ -1,0 +1,92 @@
+/**
+ * `meta-agent simulate GRAPH`: conversations between the agent and a simulated user (AutoGRAMS
+ * Appendix D). At each chat node a transition is sampled and the userbot replies as its user
+ * instruction says; the report shows, per node, how often the classifier then took the transition the
+ * simulated user aimed at, and which edges no conversation took.
+ */
+import { randomInt } from 'node:crypto';
+import { InvalidArgumentError, type Command } from 'commander';
+import { seededRandom, simulateConversations, type SimulationReport } from '../../engine/simulate.js';
+import { formatUsage } from '../../llm/usage.js';
+import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../model-options.js';
+import { addSelfReferentialOption, openAgent } from '../open-agent.js';
+import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
+
+const EXAMPLES = `
+Examples:
+  $ meta-agent simulate tutor.autogram.json                           5 conversations of up to 6 replies
+  $ meta-agent simulate tutor.autogram.json --conversations 20 --turns 8 --seed 7
+  $ meta-agent simulate tutor.autogram.json --json > report.json     summary and transcripts as JSON
+  $ meta-agent simulate quiz.csv --userbot-model gpt-4o               a stronger model plays the user
+
+The simulated user follows the graph's "user instructions" (one per transition of a chat node); write
+them so that each clearly leads to its transition. Low agreement at a node means its transition
+question or choices are ambiguous, or the userbot is not following its instruction. The same seed
+gives the same samples (the models may still vary); without --seed a random one is used and printed.
+Progress goes to stderr, one line per conversation; the report goes to stdout.
+${MODEL_OPTIONS_HELP}`;
+
+interface SimulateOptions extends ModelOptionValues {
+  conversations: number;
+  turns: number;
+  seed?: number;
+  json?: boolean;
+  selfReferential?: boolean;
+}
+
+/** Registers `simulate`. */
+export function register(program: Command): void {
+  const command = program
+    .command('simulate')
+    .description('let a simulated user talk to the agent; report classifier agreement and uncovered edges')
+    .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
+    .option('-n, --conversations <n>', 'conversations to simulate', positiveInt, 5)
+    .option('-t, --turns <n>', 'user replies per conversation at most', positiveInt, 6)
+    .option('--seed <n>', 'seed for sampling the transitions (default: random, printed)', seedValue)
+    .option('--json', 'print the summary and the transcripts as JSON');
+  addModelOptions(addSelfReferentialOption(command))
+    .addHelpText('after', EXAMPLES)
+    .action(async (path: string, options: SimulateOptions) => {
+      const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
+      const seed = options.seed ?? randomInt(2 ** 31);
+      const rng = seededRandom(seed);
+      const count = options.conversations;
+      process.stderr.write(`simulating ${count} conversations of ${agent.graph.name} (seed ${seed})\n`);
+      const reports: SimulationReport[] = [];
+      try {
+        // One conversation per call, so each reports progress; the shared random source keeps the
+        // samples those of a single run of `count`.
+        for (let i = 1; i <= count; i++) {
+          const report = await simulateConversations(agent.interpreter, {
+            count: 1,
+            turns: options.turns,
+            rng,
+          });
+          reports.push(report);
+          process.stderr.write(`${progressLine(i, count, report.conversations[0]!)}\n`);
+        }
+      } finally {
+        agent.interpreter.dispose();
+      }
+      const summary = summarize(agent.graph, reports, { seed, turns: options.turns });
+      if (options.json) {
+        const transcripts = reports.flatMap((r) => r.conversations).map((c) => transcriptOf(agent.graph, c));
+        process.stdout.write(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
+      } else process.stdout.write(`${formatSummary(summary)}\n`);
+      process.stderr.write(`${formatUsage(agent.meter.total())}\n`);
+    });
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1)
+    throw new InvalidArgumentError('expected a whole number of at least 1');
+  return n;
+}
+
+function seedValue(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n >= 2 ** 32)
+    throw new InvalidArgumentError('expected a whole number from 0 to 4294967295');
+  return n;
+}
