@@ -4,7 +4,6 @@
  * node's user instruction for a sampled transition; when the classifier takes another transition, that
  * node's question or choices do not tell the replies apart, which is what the repair is asked to fix.
  */
-import type { EventBus } from '../src/events.js';
 import { Interpreter } from '../src/engine/interpreter.js';
 import { seededRandom, simulateConversations, type SimulationReport } from '../src/engine/simulate.js';
 import type { GraphFile, NodeSpec } from '../src/graph/schema.js';
@@ -32,13 +31,10 @@ export interface CheckResult {
 /** Runs `conversations` simulated conversations of up to `turns` user replies each. */
 export async function checkGraph(
   file: GraphFile,
-  options: { models: ModelSet; conversations: number; turns: number; seed: number; events?: EventBus },
+  options: { models: ModelSet; conversations: number; turns: number; seed: number },
 ): Promise<CheckResult> {
-  const interpreter = await Interpreter.create({
-    graph: new StaticGraph(file),
-    models: options.models,
-    ...(options.events ? { events: options.events } : {}),
-  });
+  // A bus of its own: the designed graph's node events must not reach listeners of the designer's run.
+  const interpreter = await Interpreter.create({ graph: new StaticGraph(file), models: options.models });
   try {
     const report = await simulateConversations(interpreter, {
       count: options.conversations,

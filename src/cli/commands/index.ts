@@ -5,6 +5,7 @@ import { register as registerShow } from './show.js';
 import { register as registerHistory } from './history.js';
 import { register as registerDoctor } from './doctor.js';
 import { register as registerAsk } from './ask.js';
+import { register as registerDesign } from './design.js';
 import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
@@ -19,6 +20,7 @@ export const commands: RegisterCommand[] = [
   registerHistory,
   registerDoctor,
   registerAsk,
+  registerDesign,
   registerChat,
   registerCall,
   registerSimulate,

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cooperativeDesigner, promptKind } from '../fixtures/design/replies.js';
+import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
+import { runCli } from '../support/run-cli.js';
+
+// Runs the built CLI: `npx tsc -p .` first.
+let server: OpenAIServer | undefined;
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'design-cli-'));
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+function designArgs(...extra: string[]): string[] {
+  return [
+    'design',
+    'a tutor bot that teaches fractions',
+    '-o',
+    dir,
+    '--base-url',
+    server!.url,
+    '--model',
+    'gpt-4o-mini',
+    ...extra,
+  ];
+}
+
+describe('meta-agent design', () => {
+  it('writes the graph and its views, prints a line per stage and a summary with the chat command', async () => {
+    server = await startOpenAIServer({ reply: cooperativeDesigner(4) });
+    const result = await runCli(designArgs('--name', 'tutor', '--concurrency', '8'));
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(result.code).toBe(0);
+    for (const ext of ['autogram.json', 'dot', 'svg', 'html'])
+      expect(existsSync(join(dir, `tutor.${ext}`))).toBe(true);
+
+    const stages = result.stderr.split('\n').filter((line) => line.startsWith('✓'));
+    expect(stages.map((line) => line.split(' ')[1])).toEqual([
+      'outline',
+      'dot',
+      'fields',
+      'assemble',
+      'lint',
+      'save',
+    ]);
+    expect(result.stderr).toMatch(/✓ dot [\d.]+ s \(4 nodes, 4 edges\)/);
+
+    expect(result.stdout).toContain('designed tutor');
+    expect(result.stdout).toMatch(/graph\s+5 nodes, 6 edges/);
+    expect(result.stdout).toMatch(/calls\s+6 model calls in 3 sequential round trips/);
+    expect(result.stdout).toMatch(/tokens\s+[\d,]+ in, [\d,]+ out/);
+    expect(result.stdout).toMatch(/cost\s+\$\d+\.\d{4} \(estimated\)/);
+    expect(result.stdout).toMatch(/time\s+[\d.]+ s/);
+    expect(result.stdout).toContain(`meta-agent chat ${join(dir, 'tutor.autogram.json')}`);
+    expect(result.stdout).not.toContain('[scripted]');
+  });
+
+  it('saves a graph that meta-agent validate accepts as it is', async () => {
+    server = await startOpenAIServer({ reply: cooperativeDesigner(5) });
+    expect((await runCli(designArgs('--name', 'tutor'))).code).toBe(0);
+    const validated = await runCli(['validate', join(dir, 'tutor.autogram.json')]);
+    expect(validated.code).toBe(0);
+  });
+
+  it('names the graph after the description when no --name is given', async () => {
+    server = await startOpenAIServer({ reply: cooperativeDesigner(3) });
+    const result = await runCli(designArgs());
+    expect(result.code).toBe(0);
+    expect(existsSync(join(dir, 'tutor_bot_teaches.autogram.json'))).toBe(true);
+  });
+
+  it('exits 1 with one clear line and keeps the partial work when the model never draws usable DOT', async () => {
+    const base = cooperativeDesigner(4);
+    server = await startOpenAIServer({
+      reply: (body) =>
+        ['dot', 'redraw'].includes(promptKind(body)) ? 'Sorry, I cannot draw graphs.' : base(body),
+    });
+    const result = await runCli(designArgs('--name', 'tutor'));
+    expect(result.code).toBe(1);
+    const errors = result.stderr.split('\n').filter((line) => line.startsWith('error:'));
+    expect(errors).toEqual([
+      'error: design failed at the dot stage: no usable DOT graph after 3 tries; last problem: the answer contains no DOT graph: write the graph as digraph { … } in a ```dot code block',
+    ]);
+    expect(result.stderr).toMatch(/^hint: partial work kept in .*tutor\.partial\.outline\.md/m);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(existsSync(join(dir, 'tutor.partial.last-answer.txt'))).toBe(true);
+    expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
+  });
+
+  it('checks the design in simulated conversations and reports coverage and agreement', async () => {
+    server = await startOpenAIServer({ reply: cooperativeDesigner(4) });
+    const result = await runCli(designArgs('--name', 'tutor', '--check', '2'));
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/✓ check [\d.]+ s \(\d+\/\d+ edges covered, classifier agreed \d+\/\d+\)/);
+    expect(result.stdout).toMatch(
+      /check\s+2 conversations: \d+\/\d+ edges covered, classifier agreed \d+\/\d+/,
+    );
+  });
+
+  it('refuses a name that cannot be a file name', async () => {
+    server = await startOpenAIServer({ reply: cooperativeDesigner(3) });
+    const result = await runCli(designArgs('--name', '../evil'));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('error: "../evil" cannot name a graph file');
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+});

@@ -1,0 +1,225 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { designAgent, type DesignOutcome, type DesignRequest } from '../../meta/design.js';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { EventBus, type AgentEvent } from '../../src/events.js';
+import { hasErrors, lintGraph } from '../../src/graph/lint.js';
+import { loadGraphFile } from '../../src/graph/load.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import { OpenAIModel } from '../../src/llm/openai.js';
+import type { ModelSet } from '../../src/llm/types.js';
+import { cooperativeDesigner, fieldsRequest, lastMessage, promptKind } from '../fixtures/design/replies.js';
+import {
+  startOpenAIServer,
+  type ChatAnswer,
+  type ChatRequestBody,
+  type OpenAIServer,
+} from '../support/openai-server.js';
+
+let server: OpenAIServer | undefined;
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'designer-'));
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Starts the loopback server with `reply` and designs through the real OpenAI client. */
+async function design(
+  reply: (body: ChatRequestBody) => ChatAnswer,
+  request: Partial<DesignRequest> = {},
+): Promise<{ outcome: DesignOutcome; events: AgentEvent[]; models: ModelSet }> {
+  // A little latency per call, so calls made together are seen together by the server.
+  server = await startOpenAIServer({ reply, latencyMs: 25 });
+  const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
+  const models: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
+  const bus = new EventBus();
+  const events: AgentEvent[] = [];
+  bus.on((e) => events.push(e));
+  const outcome = await designAgent({
+    description: 'a tutor bot that teaches a lesson part by part',
+    name: 'tutor',
+    outDir: dir,
+    models,
+    events: bus,
+    ...request,
+  });
+  return { outcome, events, models };
+}
+
+function kinds(): string[] {
+  return server!.chatRequests().map(promptKind);
+}
+
+function stageLines(events: AgentEvent[]): string[] {
+  return events.flatMap((e) =>
+    e.type === 'design.stage' && e.status !== 'progress' ? [`${e.stage} ${e.status}`] : [],
+  );
+}
+
+/** The cooperative designer, with the first `count` answers of one prompt kind replaced. */
+function withFirst(kind: string, answers: ChatAnswer[]): (body: ChatRequestBody) => ChatAnswer {
+  const base = cooperativeDesigner(5);
+  const queue = [...answers];
+  return (body) => (promptKind(body) === kind && queue.length > 0 ? queue.shift()! : base(body));
+}
+
+describe('the designer', () => {
+  it('designs a graph that validates and chats, with every node written in one round of concurrent calls', async () => {
+    const { outcome, events, models } = await design(cooperativeDesigner(6));
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+
+    // outline + DOT draft + one call per node, and the six node calls were in flight together.
+    expect(kinds()).toEqual(['outline', 'dot', ...Array(6).fill('fields')]);
+    expect(server!.maxInFlight).toBe(6);
+    expect(outcome.figures).toMatchObject({ calls: 8, roundTrips: 3, scripted: false });
+    expect(outcome.figures.usage.promptTokens).toBeGreaterThan(0);
+
+    for (const path of Object.values(outcome.saved)) expect(existsSync(path)).toBe(true);
+    const { file } = await loadGraphFile(outcome.saved.graph);
+    expect(hasErrors(lintGraph(file))).toBe(false);
+    expect(file.config.startNode).toBe('start');
+    expect(file.nodes.map((n) => n.name)).toEqual([
+      'start',
+      'step_1',
+      'step_2',
+      'step_3',
+      'step_4',
+      'step_5',
+      'continue_conversation',
+    ]);
+    expect(file.nodes[0]).toMatchObject({
+      transitions: ['step_1', 'step_2'],
+      transitionQuestion: 'How did the user reply at start?',
+      transitionChoices: ['reply way 1 at start', 'reply way 2 at start'],
+    });
+    expect(await readFile(outcome.saved.svg, 'utf8')).toContain('<svg');
+
+    const chat = await Interpreter.create({ graph: new StaticGraph(file), models });
+    try {
+      const opening = await chat.reply(undefined);
+      expect(opening.reply).toBe('Let us look at the next part of the lesson.');
+    } finally {
+      chat.dispose();
+    }
+
+    expect(stageLines(events)).toEqual([
+      'outline start',
+      'outline done',
+      'dot start',
+      'dot done',
+      'fields start',
+      'fields done',
+      'assemble start',
+      'assemble done',
+      'lint start',
+      'lint done',
+      'save start',
+      'save done',
+    ]);
+  });
+
+  it('sends broken DOT back with Graphviz’s complaint and uses the redrawn graph', async () => {
+    const broken = '```dot\ndigraph tutor {\n  start [label="Greet"];\n  start -> -> step_1;\n}\n```';
+    const { outcome, events } = await design(withFirst('dot', [broken]));
+    expect(outcome.ok).toBe(true);
+    expect(kinds().slice(0, 3)).toEqual(['outline', 'dot', 'redraw']);
+    const redraw = server!.chatRequests()[2]!;
+    expect(lastMessage(redraw)).toMatch(/line 3: syntax error near '->'/);
+    // The redraw sees the outline and its broken draft: the designer's thought turns stay in scope.
+    expect(redraw.messages.map((m) => m.content).join('\n')).toContain('start -> -> step_1');
+    const retry = events.find((e) => e.type === 'design.stage' && e.status === 'retry');
+    expect(retry).toMatchObject({ stage: 'dot', detail: expect.stringMatching(/line 3: syntax error/) });
+  });
+
+  it('gives up cleanly when no draft is usable, keeping the outline, the draft and the last answer', async () => {
+    const unlabeled = '```dot\ndigraph { start -> a; a -> b; }\n```';
+    const base = cooperativeDesigner(5);
+    const { outcome, events } = await design((body) =>
+      ['dot', 'redraw'].includes(promptKind(body)) ? unlabeled : base(body),
+    );
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.stage).toBe('dot');
+    expect(outcome.reason).toMatch(/no usable DOT graph after 3 tries; last problem: .*no label/);
+    expect(kinds()).toEqual(['outline', 'dot', 'redraw', 'redraw']);
+    expect(outcome.kept.map((p) => p.slice(dir.length + 1)).sort()).toEqual([
+      'tutor.partial.dot',
+      'tutor.partial.json',
+      'tutor.partial.last-answer.txt',
+      'tutor.partial.outline.md',
+    ]);
+    expect(await readFile(join(dir, 'tutor.partial.dot'), 'utf8')).toBe('digraph { start -> a; a -> b; }\n');
+    expect(await readFile(join(dir, 'tutor.partial.outline.md'), 'utf8')).toContain('Greet the user');
+    expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: 'design.stage', stage: 'dot', status: 'fail' });
+  });
+
+  it('re-asks a node whose fields answer is malformed, with the validation error', async () => {
+    const base = cooperativeDesigner(5);
+    let spoiled = 0;
+    const { outcome } = await design((body) => {
+      if (promptKind(body) === 'fields' && fieldsRequest(body).node === 'start' && spoiled++ === 0)
+        return '{"action": "chat", "instruction": "Greet.", "userInstructions": ["only one"]}';
+      return base(body);
+    });
+    expect(outcome.ok).toBe(true);
+    const startCalls = server!
+      .chatRequests()
+      .filter(
+        (b) => promptKind(b) !== 'outline' && b.messages.some((m) => m.content.includes('node "start"')),
+      );
+    expect(startCalls).toHaveLength(2);
+    expect(lastMessage(startCalls[1]!)).toMatch(/transitionQuestion|userInstructions/);
+    // Five nodes, one of them asked twice.
+    expect(outcome.figures.calls).toBe(2 + 5 + 1);
+  });
+
+  it('fails at the fields stage when a node never gets a usable answer, keeping that answer', async () => {
+    const base = cooperativeDesigner(5);
+    const { outcome } = await design((body) =>
+      promptKind(body) === 'fields' && fieldsRequest(body).node === 'step_2'
+        ? 'I think this node should greet.'
+        : base(body),
+    );
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.stage).toBe('fields');
+    expect(outcome.reason).toMatch(/^node step_2: .*no usable answer after 3 tries/);
+    expect(await readFile(join(dir, 'tutor.partial.last-answer.txt'), 'utf8')).toContain(
+      'I think this node should greet.',
+    );
+  });
+
+  it('keeps no more node calls in flight than the concurrency limit', async () => {
+    const { outcome } = await design(cooperativeDesigner(9), { limits: { concurrency: 3 } });
+    expect(outcome.ok).toBe(true);
+    expect(server!.maxInFlight).toBe(3);
+    // outline, draft, then nine node calls in three waves of three.
+    expect(outcome.figures).toMatchObject({ calls: 11, roundTrips: 5 });
+  });
+
+  it('checks the design in simulated conversations and repairs the node the classifier gets wrong', async () => {
+    // The classifier always answers A, so a user who takes the second way out of start is misread.
+    const { outcome } = await design(cooperativeDesigner(5), { check: 3 });
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    expect(outcome.check).toMatchObject({ conversations: 3, repaired: ['start'], unrepaired: [] });
+    expect(outcome.check!.agreed).toBeLessThan(outcome.check!.decisions);
+    expect(outcome.check!.edgesCovered).toBeGreaterThan(0);
+    const repair = server!.chatRequests().filter((b) => promptKind(b) === 'repair');
+    expect(repair.length).toBeGreaterThan(0);
+    expect(lastMessage(repair[0]!)).toMatch(/the classifier chose "reply way 1 at start"/);
+    const { file } = await loadGraphFile(outcome.saved.graph);
+    expect(hasErrors(lintGraph(file))).toBe(false);
+  });
+});
