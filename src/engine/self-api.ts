@@ -64,7 +64,7 @@ export class EditBudget {
 
 /**
  * The `self` functions over `graph`. `caller` is asked at every call, since the API outlives any one
- * node; it answers undefined when no code is running (an edit is then refused).
+ * node; it answers undefined when no run is in progress (edits and lastReply are then refused).
  */
 export function selfApi(
   graph: VersionedGraph,
@@ -73,7 +73,8 @@ export function selfApi(
 ): Record<string, HostFunction> {
   const running = (what: string): SelfCaller => {
     const found = caller();
-    if (!found) throw new UserError(`${what}: no node is running, so nothing may edit the graph`);
+    if (!found)
+      throw new UserError(`${what}: no node of the graph is running (self serves the run's own code)`);
     return found;
   };
   const edit = (what: string, change: GraphEdit): void => {

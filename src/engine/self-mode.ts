@@ -14,10 +14,10 @@ import { EditBudget, selfApi, type SelfCaller } from './self-api.js';
 import type { ConversationState } from './state.js';
 
 /** The sandbox namespace the API is lent under. */
-export const SELF_NAMESPACE = 'self';
+const SELF_NAMESPACE = 'self';
 
 /** How to switch the mode on, named in errors of code that uses `self` without it. */
-export const SELF_MODE_HINT =
+const SELF_MODE_HINT =
   'switch on self-referential mode: "selfReferential": true in the graph config, or --self-referential';
 
 /** What the mode is switched on for. */
@@ -98,7 +98,7 @@ export function callerOf(state: ConversationState, protect: readonly string[]): 
 }
 
 /** The `graph.edited` event for an applied edit: the nodes it touched, by their names before and after. */
-export function editEvent(record: EditRecord, graph: VersionedGraph): AgentEvent {
+function editEvent(record: EditRecord, graph: VersionedGraph): AgentEvent {
   const names = [record.before?.name, record.after?.name].filter((n): n is string => n !== undefined);
   return {
     type: 'graph.edited',
