@@ -266,8 +266,9 @@ describe('the self API inside the sandbox', () => {
     it('an edit when no node is running', async () => {
       caller = undefined;
       expect(await refusal("self.addNode({ name: 'x', action: 'chat', transitions: ['edit'] })")).toMatch(
-        /no node is running/,
+        /self\.addNode: no node of the graph is running/,
       );
+      expect(await refusal('self.lastReply()')).toMatch(/self\.lastReply: no node of the graph is running/);
     });
   });
 
