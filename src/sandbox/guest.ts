@@ -85,7 +85,7 @@ const describe = (value) => {
 
 // toPlain copies a value into fresh arrays and null-prototype objects, or stops at the first part that
 // is not plain data, leaving where in 'problem'.
-const STOP = freeze(create(null));
+const STOP = freeze(create(null)), MAX_DEPTH = 1000;
 let problem = null;
 const toPlain = (value, path, ancestors) => {
   switch (typeof value) {
@@ -93,6 +93,8 @@ const toPlain = (value, path, ancestors) => {
     case 'object': if (value === null) return value; break;
     default: problem = { path, what: describe(value) }; throw STOP;
   }
+  // Deeper data is pathological, and the cap keeps the walk off the end of the stack.
+  if (ancestors.length >= MAX_DEPTH) { problem = { path, what: 'data nested more than ' + MAX_DEPTH + ' levels deep' }; throw STOP; }
   for (let i = 0; i < ancestors.length; i++)
     if (ancestors[i] === value) { problem = { path, what: 'a reference to itself (a cycle)' }; throw STOP; }
   put(ancestors, ancestors.length, value);
@@ -200,7 +202,7 @@ return function run(scope, layout, source, mode) {
     if (exposed[name]) continue;
     try { defineProperty(g, name, { value: scope[name], writable: true, enumerable: true, configurable: true }); }
     catch (error) { // a read-only global such as undefined or NaN
-      return { ok: false, problem: 'thrown', name: '', message: 'variable "' + name + '" cannot be defined: ' + error.message };
+      return { ok: false, problem: 'thrown', name: 'TypeError', message: 'variable "' + name + '" cannot be defined: ' + error.message };
     }
   }
   for (let i = 0; i < layout.length; i++) {

@@ -42,6 +42,9 @@ const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
 /** How much CPU time past its limit a call may use before the watchdog discards the isolate. */
 const WATCHDOG_GRACE_MS = 250;
 
+/** A path in a message is cut after this many characters (deeply nested data has long ones). */
+const MAX_PATH_CHARS = 80;
+
 /** How many texts known to parse are remembered (see #checkSyntax). */
 const PARSED_TEXTS_KEPT = 256;
 
@@ -103,6 +106,8 @@ export class Sandbox {
    * @throws SandboxError of every kind.
    */
   evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown> {
+    if (expression.trim() === '')
+      return Promise.reject(new SandboxError('syntax', where.node, 'the expression is empty'));
     return this.#serialize(
       async () => (await this.#run(wrapExpression(expression), scope, where.node, 'expression')).value,
     );
@@ -258,11 +263,13 @@ export class Sandbox {
       throw new SandboxError('runtime', node, detail, undefined, outcome.line);
     }
     const nested = outcome.path !== '' && outcome.path !== outcome.variable;
+    const path =
+      outcome.path.length > MAX_PATH_CHARS ? `${outcome.path.slice(0, MAX_PATH_CHARS)}…` : outcome.path;
     const detail =
       outcome.variable !== undefined
-        ? `variable "${outcome.variable}" holds ${outcome.what}${nested ? ` at ${outcome.path}` : ''}`
+        ? `variable "${outcome.variable}" holds ${outcome.what}${nested ? ` at ${path}` : ''}`
         : `the value of ${mode === 'code' ? "the code's last statement" : 'the expression'} ` +
-          (nested ? `has ${outcome.what} at ${outcome.path}` : `is ${outcome.what}`);
+          (nested ? `has ${outcome.what} at ${path}` : `is ${outcome.what}`);
     throw new SandboxError('uncopyable', node, `${detail}, which cannot leave the sandbox`, PLAIN_DATA_HINT);
   }
 

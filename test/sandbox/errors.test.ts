@@ -64,6 +64,13 @@ describe('errors of code run in the sandbox', () => {
     expect(result.scope).toEqual({ caught: 'TypeError' });
   });
 
+  it('reports a scope variable named like a read-only global', async () => {
+    const error = await failure(sandbox.runCode('1', { undefined: 5 }, where));
+    expect(error.message).toBe(
+      'node "calc": TypeError: variable "undefined" cannot be defined: Cannot redefine property: undefined',
+    );
+  });
+
   it('reports a promise rejection nobody handled', async () => {
     const error = await failure(sandbox.runCode('Promise.reject(new Error("lost")); 1', {}, where));
     expect(error.kind).toBe('runtime');
@@ -119,6 +126,15 @@ describe('errors of code run in the sandbox', () => {
     it('copies the same object reached twice without calling it a cycle', async () => {
       const result = await sandbox.runCode('const shared = [1]; pair = [shared, shared]', {}, where);
       expect(result.scope.pair).toEqual([[1], [1]]);
+    });
+
+    it('refuses data nested more than 1000 levels deep, cutting the path short', async () => {
+      const code = 'let deep = {}; for (let i = 0; i < 5000; i++) deep = { deep }';
+      const error = await failure(sandbox.runCode(code, {}, where));
+      expect(error.kind).toBe('uncopyable');
+      expect(error.message).toMatch(
+        /^node "calc": variable "deep" holds data nested more than 1000 levels deep at deep\.deep\.deep.{60,}…, which/,
+      );
     });
 
     it('names a completion value that is not plain data', async () => {

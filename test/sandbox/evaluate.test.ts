@@ -41,6 +41,11 @@ describe('evaluate: one expression over the scope', () => {
     expect(error.message).toMatch(/^node "calc": SyntaxError: /);
   });
 
+  it('refuses an empty expression', async () => {
+    const error = await failure(sandbox.evaluate('  ', {}, where));
+    expect(error.message).toBe('node "calc": the expression is empty');
+  });
+
   it('reports an error thrown while evaluating, with the node', async () => {
     const error = await failure(sandbox.evaluate('missing.field', {}, { node: 'check' }));
     expect(error.kind).toBe('runtime');
