@@ -43,3 +43,5 @@ export {
   type SimulationReport,
 } from './simulate.js';
 export { attachTrace } from './trace.js';
+export { SelfMode, conversationGraph, type SelfModeOptions } from './self-mode.js';
+export { isValidNodeName, type SelfCaller } from './self-api.js';
