@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { EventBus } from '../../src/events.js';
+import { graphFileSchema } from '../../src/graph/schema.js';
+import { VersionedGraph } from '../../src/graph/versioned.js';
+import { Script, ScriptedModel } from '../../src/llm/scripted.js';
+import { createRunStore } from '../../src/tui/run-store.js';
+
+const model = new ScriptedModel(new Script({ rules: [] }, 'no-models'), 'chatbot');
+
+describe('the chat view during a self-editing run', () => {
+  it('marks the nodes the agent adds and changes, and counts nodes and versions as the edits happen', async () => {
+    const graph = new VersionedGraph(
+      graphFileSchema.parse({
+        name: 'grower',
+        config: { selfReferential: true },
+        nodes: [
+          {
+            name: 'start1',
+            action: 'code',
+            instruction:
+              "self.addNode({ name: 'grown', action: 'chat_exact', instruction: 'I grew.', transitions: ['start1'] }); self.updateNode('start1', { notes: 'grew once' })",
+            transitions: ['grown'],
+          },
+        ],
+      }),
+    );
+    const bus = new EventBus();
+    const store = createRunStore(bus, graph, { now: () => 0 });
+    const seen: { nodeCount: number; version: number; added?: string[] }[] = [];
+    store.subscribe(() => {
+      const { nodeCount, version, lastEdit } = store.getState();
+      seen.push({ nodeCount, version, ...(lastEdit ? { added: lastEdit.added } : {}) });
+    });
+    const agent = await Interpreter.create({
+      graph,
+      models: { chatbot: model, classifier: model, userbot: model, embedder: model },
+      events: bus,
+    });
+    try {
+      await agent.reply(undefined);
+    } finally {
+      agent.dispose();
+      store.dispose();
+    }
+    // Each edit reached the view while the run was still going, one version at a time.
+    expect(seen).toContainEqual({ nodeCount: 2, version: 1, added: ['grown'] });
+    expect(seen).toContainEqual({ nodeCount: 2, version: 2, added: [] });
+    const state = store.getState();
+    expect([...state.known]).toEqual(['start1', 'grown']);
+    expect(state.lastEdit).toMatchObject({
+      version: 2,
+      by: 'start1',
+      op: 'update',
+      changed: ['start1'],
+      added: [],
+    });
+  });
+});
