@@ -22,8 +22,8 @@ const SELF_MODE_HINT =
 
 /** What the mode is switched on for. */
 export interface SelfModeOptions {
-  /** The graph the run edits: it must be a VersionedGraph (see conversationGraph). */
-  graph: GraphView;
+  /** The graph the run edits (see editableGraph). */
+  graph: VersionedGraph;
   sandbox: Sandbox;
   events: EventBus;
   /** The run whose code is calling `self`; undefined when none is. */
@@ -32,25 +32,18 @@ export interface SelfModeOptions {
 
 /** Self-referential mode switched on for one interpreter: `self` lent to its sandbox, edits on its events. */
 export class SelfMode {
+  readonly graph: VersionedGraph;
+  readonly sandbox: Sandbox;
   readonly #budget: EditBudget;
   readonly #stopEvents: () => void;
 
-  private constructor(
-    readonly graph: VersionedGraph,
-    readonly sandbox: Sandbox,
-    events: EventBus,
-    caller: () => SelfCaller | undefined,
-  ) {
+  /** Lends `self` to the sandbox and starts reporting edits. Undo with dispose. */
+  constructor({ graph, sandbox, events, caller }: SelfModeOptions) {
+    this.graph = graph;
+    this.sandbox = sandbox;
     this.#budget = new EditBudget(graph.config.selfEditLimits.editsPerTurn);
     sandbox.expose(SELF_NAMESPACE, selfApi(graph, this.#budget, caller));
     this.#stopEvents = graph.onEdit((record) => events.emit(editEvent(record, graph)));
-  }
-
-  /** Lends `self` to the sandbox and starts reporting edits. Undo with dispose. */
-  static enable(options: SelfModeOptions): SelfMode {
-    if (!(options.graph instanceof VersionedGraph))
-      throw new TypeError('self-referential mode needs a VersionedGraph to edit (see conversationGraph)');
-    return new SelfMode(options.graph, options.sandbox, options.events, options.caller);
   }
 
   /** A turn (a reply, or a call from the host) starts: its edits are counted afresh. */
@@ -84,6 +77,16 @@ export function conversationGraph(
     return VersionedGraph.fromJSON(saved.graph, `${options.source ?? 'the saved conversation'} (graph)`);
   if (options.selfReferential ?? file.config.selfReferential) return new VersionedGraph(file);
   return new StaticGraph(file);
+}
+
+/**
+ * The graph a self-referential run edits: a versioned graph as it is, a static one as a versioned copy
+ * of its file (whoever holds the static graph does not see the edits).
+ */
+export function editableGraph(graph: GraphView): VersionedGraph {
+  if (graph instanceof VersionedGraph) return graph;
+  if (graph instanceof StaticGraph) return new VersionedGraph(graph.file);
+  throw new TypeError('self-referential mode edits a VersionedGraph or a StaticGraph; this graph is neither');
 }
 
 /** The `self` caller for a run standing in `state`, with the nodes its edits must leave in place. */

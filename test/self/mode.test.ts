@@ -112,9 +112,17 @@ describe('self-referential mode in the interpreter', () => {
     expect((await converse(probe, [undefined])).replies).toEqual(['undefined']);
   });
 
-  it('refuses a static graph: the mode needs a graph it can edit', async () => {
+  it('runs a static graph as a versioned copy, which the interpreter exposes', async () => {
     const graph = new StaticGraph(fileOf(GROWER, { selfReferential: true }));
-    await expect(Interpreter.create({ graph, models: noModels })).rejects.toThrow(/needs a VersionedGraph/);
+    const agent = await Interpreter.create({ graph, models: noModels });
+    try {
+      expect((await agent.reply(undefined)).reply).toBe('Turn 1.');
+      expect(agent.graph).toBeInstanceOf(VersionedGraph);
+      expect(agent.graph.get('said_1')).toBeDefined();
+      expect(graph.get('said_1')).toBeUndefined();
+    } finally {
+      agent.dispose();
+    }
   });
 
   it('lets the graph handle a refused edit: removing the node a running call returns to', async () => {

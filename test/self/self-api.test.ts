@@ -41,7 +41,7 @@ describe('the self API inside the sandbox', () => {
     events = [];
     const bus = new EventBus();
     bus.on((event) => events.push(event));
-    mode = SelfMode.enable({ graph, sandbox, events: bus, caller: () => caller });
+    mode = new SelfMode({ graph, sandbox, events: bus, caller: () => caller });
   }
 
   /** Runs `code` as the code node `edit` would, returning its value. */
@@ -216,7 +216,7 @@ describe('the self API inside the sandbox', () => {
           ],
         }),
       );
-      mode = SelfMode.enable({ graph, sandbox, events: new EventBus(), caller: () => caller });
+      mode = new SelfMode({ graph, sandbox, events: new EventBus(), caller: () => caller });
       expect(await refusal("self.removeNode('caller_node')")).toMatch(
         /cannot remove "caller_node": it is running/,
       );
