@@ -18,7 +18,7 @@ import { Sandbox, SandboxError } from '../sandbox/index.js';
 import { ACTION_HANDLERS, type ActionContext } from './actions.js';
 import { popFrame, pushFrame, setVariable, variablesInScope } from './memory.js';
 import { askClassifier, generateReply } from './model-calls.js';
-import { callerOf, explainMissingSelf, SelfMode } from './self-mode.js';
+import { callerOf, editableGraph, explainMissingSelf, SelfMode } from './self-mode.js';
 import { newState, topFrame, type ConversationState } from './state.js';
 import {
   isChatNode,
@@ -46,8 +46,8 @@ export interface InterpreterOptions {
   sandbox?: Sandbox;
   limits?: Partial<InterpreterLimits>;
   /**
-   * Self-referential mode: code nodes get the `self` API and edit the graph, which must then be a
-   * VersionedGraph (see conversationGraph). Default: the graph's `config.selfReferential`.
+   * Self-referential mode: code nodes get the `self` API and edit the graph (a StaticGraph is run as a
+   * VersionedGraph copy: read `interpreter.graph`). Default: the graph's `config.selfReferential`.
    */
   selfReferential?: boolean;
 }
@@ -100,15 +100,19 @@ export class Interpreter {
   readonly #self: SelfMode | undefined;
 
   private constructor(options: InterpreterOptions, sandbox: Sandbox, ownsSandbox: boolean) {
-    this.graph = options.graph;
+    const editable =
+      (options.selfReferential ?? options.graph.config.selfReferential)
+        ? editableGraph(options.graph)
+        : undefined;
+    this.graph = editable ?? options.graph;
     this.models = options.models;
     this.events = options.events ?? new EventBus();
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#sandbox = sandbox;
     this.#ownsSandbox = ownsSandbox;
-    if (options.selfReferential ?? options.graph.config.selfReferential)
-      this.#self = SelfMode.enable({
-        graph: this.graph,
+    if (editable)
+      this.#self = new SelfMode({
+        graph: editable,
         sandbox,
         events: this.events,
         // The code calling `self` belongs to the run started last (runs share the sandbox one at a time).
