@@ -1,0 +1,93 @@
+/**
+ * Designer benchmark: designs of 5, 20 and 40 nodes against the loopback OpenAI server with 300 ms of
+ * latency per call, through the real OpenAI client. Each size runs twice in the same process: with the
+ * designer's default concurrency, and one call at a time (concurrency 1) as the baseline. The figures
+ * show that the sequential round trips, and so the wall time, do not grow with the node count.
+ *
+ * Run: `npx tsc -p . && node --no-node-snapshot dist/bench/design.bench.js`
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { designAgent } from '../meta/design.js';
+import { DEFAULT_DESIGN_LIMITS } from '../meta/host.js';
+import { OpenAIModel } from '../src/llm/openai.js';
+import type { ModelSet } from '../src/llm/types.js';
+import { cooperativeDesigner } from '../test/fixtures/design/replies.js';
+import { startOpenAIServer } from '../test/support/openai-server.js';
+
+/** Latency the server adds to every call. */
+export const LATENCY_MS = 300;
+
+/** One design measured. */
+export interface DesignBenchRow {
+  nodes: number;
+  concurrency: number;
+  calls: number;
+  roundTrips: number;
+  seconds: number;
+  /** Wall time in units of one call's latency: what the round trips cost, plus our own overhead. */
+  latencies: number;
+}
+
+/** Designs a graph of `nodes` nodes with `concurrency` calls in flight, and measures it. */
+async function measure(nodes: number, concurrency: number, outDir: string): Promise<DesignBenchRow> {
+  const server = await startOpenAIServer({ latencyMs: LATENCY_MS, reply: cooperativeDesigner(nodes) });
+  try {
+    const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
+    const models: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
+    const started = performance.now();
+    const outcome = await designAgent({
+      description: 'a tutor bot that teaches a lesson part by part',
+      name: `bench_${nodes}_${concurrency}`,
+      outDir,
+      models,
+      limits: { concurrency },
+    });
+    const seconds = (performance.now() - started) / 1000;
+    if (!outcome.ok)
+      throw new Error(`the ${nodes}-node design failed at ${outcome.stage}: ${outcome.reason}`);
+    const { calls, roundTrips } = outcome.figures;
+    return { nodes, concurrency, calls, roundTrips, seconds, latencies: (seconds * 1000) / LATENCY_MS };
+  } finally {
+    await server.close();
+  }
+}
+
+/** Runs the benchmark, prints a table and returns its rows (concurrent and baseline for each size). */
+export async function runDesignBench(sizes: readonly number[] = [5, 20, 40]): Promise<DesignBenchRow[]> {
+  const outDir = await mkdtemp(join(tmpdir(), 'meta-agent-design-bench-'));
+  const rows: DesignBenchRow[] = [];
+  try {
+    // A warm-up design of the largest size loads Graphviz (WASM) and the sandbox and warms the JIT, so
+    // the first rows are not charged for what a long-running process pays once.
+    await measure(Math.max(...sizes), DEFAULT_DESIGN_LIMITS.concurrency, outDir);
+    for (const nodes of sizes)
+      for (const concurrency of [DEFAULT_DESIGN_LIMITS.concurrency, 1])
+        rows.push(await measure(nodes, concurrency, outDir));
+  } finally {
+    await rm(outDir, { recursive: true, force: true });
+  }
+  printTable(rows);
+  return rows;
+}
+
+function printTable(rows: readonly DesignBenchRow[]): void {
+  const header = ['nodes', 'concurrency', 'calls', 'round trips', 'seconds', `× ${LATENCY_MS} ms`];
+  const lines = rows.map((r) => [
+    String(r.nodes),
+    r.concurrency === 1 ? '1 (baseline)' : String(r.concurrency),
+    String(r.calls),
+    String(r.roundTrips),
+    r.seconds.toFixed(2),
+    r.latencies.toFixed(1),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(`design benchmark: loopback OpenAI server, ${LATENCY_MS} ms latency per call`);
+  console.log(format(header));
+  for (const line of lines) console.log(format(line));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runDesignBench();
