@@ -55,7 +55,7 @@ describe('meta-agent simulate', () => {
     const again = await simulate('-n', '2', '-t', '3', '--seed', '42', '--json');
     expect(again.stdout).toBe(once.stdout);
     const unseeded = await simulate('-n', '1', '-t', '1');
-    expect(unseeded.stderr).toMatch(/simulating 1 conversations of quiz \(seed \d+\)/);
+    expect(unseeded.stderr).toMatch(/simulating 1 conversation of quiz \(seed \d+\)/);
   });
 
   it('refuses a turn count that is not a whole number, with exit 2', async () => {

@@ -15,16 +15,20 @@ import { addSelfReferentialOption, openAgent, type OpenedAgent } from '../open-a
 
 const EXAMPLES = `
 Examples:
-  $ meta-agent chat tutor.autogram.json                          chat in the terminal UI
-  $ meta-agent chat tutor.autogram.json --state tutor.state.json resume where the last run stopped
+  # chat in the terminal UI
+  $ meta-agent chat tutor.autogram.json
+  # resume where the last run stopped, and save after every reply
+  $ meta-agent chat tutor.autogram.json --state tutor.state.json
+  # one user reply per input line, one agent reply per output line
   $ printf 'hi\\nmy name is Ann\\n' | meta-agent chat tutor.autogram.json
-                                                                 one user reply per line, one agent reply per line
-  $ meta-agent chat tutor.autogram.json --json < replies.txt     the event stream as JSON lines
-  $ meta-agent chat tutor.autogram.json --trace run.jsonl        keep every event in a file
-  $ meta-agent chat fraction_agent.csv --start ask_name --agent-name Tutor
+  # the event stream as JSON lines; or every event kept in a file
+  $ meta-agent chat tutor.autogram.json --json < replies.txt
+  $ meta-agent chat tutor.autogram.json --trace run.jsonl
+  # start elsewhere, under another name
+  $ meta-agent chat fraction_agent.csv --start i2 --agent-name Tutor
+  # let the agent rewrite its own graph; list its versions afterwards
   $ meta-agent chat editor.autogram.json --self-referential --state editor.state.json
-                                                                 the agent may rewrite its own graph; see
-                                                                 its versions with meta-agent history editor.state.json
+  $ meta-agent history editor.state.json
 
 Without a terminal (or with --no-tui), the agent speaks first when the graph starts with a chat node,
 blank input lines are skipped, and the conversation ends at a quit transition or the end of the input.

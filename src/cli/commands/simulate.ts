@@ -51,7 +51,8 @@ export function register(program: Command): void {
       const seed = options.seed ?? randomInt(2 ** 31);
       const rng = seededRandom(seed);
       const count = options.conversations;
-      process.stderr.write(`simulating ${count} conversations of ${agent.graph.name} (seed ${seed})\n`);
+      const noun = count === 1 ? 'conversation' : 'conversations';
+      process.stderr.write(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
       const reports: SimulationReport[] = [];
       try {
         // One conversation per call, so each reports progress; the shared random source keeps the
