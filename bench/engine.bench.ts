@@ -278,7 +278,7 @@ async function measureColdStart(samples: number): Promise<EngineBenchFigures['co
 
 function printTable({ rows, coldStart, meetsTarget }: EngineBenchFigures): void {
   const us = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
-  const header = ['case', 'steps', 'runs', 'µs/step', 'p95', 'LangGraph µs/step', 'p95', 'ratio'];
+  const header = ['case', 'steps', 'runs', 'µs/step', 'p95', 'LangGraph µs/step', 'p95', 'LangGraph ÷ ours'];
   const lines = rows.map((r) => [
     r.case,
     String(r.ours.steps),
