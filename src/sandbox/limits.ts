@@ -6,7 +6,7 @@ import { UserError } from '../errors.js';
 
 /** What one evaluation (a code node, a condition, an argument) may use. */
 export interface SandboxLimits {
-  /** Wall-clock time one evaluation may run, in milliseconds. */
+  /** Time one evaluation may run in the isolate, in milliseconds (time spent waiting on host functions is not counted). */
   timeoutMs: number;
   /** Memory the isolate may use, in megabytes (isolated-vm treats it as a guideline; 8 is its minimum). */
   memoryMb: number;
