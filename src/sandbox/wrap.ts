@@ -1,14 +1,16 @@
 /**
- * The text actually compiled for a code node or an expression. The user's code runs inside
- * `try { … } catch`, so nothing it throws ever reaches isolated-vm: isolated-vm reads a thrown object's
- * `message` and `stack` after the time limit has stopped applying, and a getter there could spin forever.
- * The guest describes the error instead, under the limit.
+ * The text the guest evaluates (with an indirect `eval`, that is as global code) for a code node or an
+ * expression. The user's code runs inside `try { … } catch`, so nothing it throws ever reaches
+ * isolated-vm: isolated-vm reads a thrown object's `message` and `stack` after the time limit has
+ * stopped applying, and a getter there could spin forever. The guest describes the error instead,
+ * under the limit.
  *
  * Wrapping keeps what a code node means as a script: the completion value of the `try` block is the
  * completion value of its last statement (the capture that follows is a declaration, which has none);
  * `var` and bare assignments still land on the global object; a `'use strict'` directive is moved in
- * front of the `try`, where it still is one. Top-level `let`/`const`/`class` become block-scoped, so the
- * capture reads every identifier the code mentions from inside the block before the block ends.
+ * front of the `try`, where it still is one. Top-level `let`/`const`/`class` become block-scoped (and
+ * strict code's `var` stays in the evaluated text), so the capture reads every identifier the code
+ * mentions from inside the block, before it ends.
  */
 
 /** The guest hooks the wrapped text calls: globals the guest defines read-only before the code runs. */
