@@ -88,7 +88,8 @@ export async function openAgent(
     events: bus,
     ...(selfReferential ? { selfReferential } : {}),
   });
-  return { file, graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
+  // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
+  return { file, graph: interpreter.graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
 }
 
 function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {
