@@ -161,6 +161,15 @@ describe('escapes from the sandbox', () => {
     expect((await failure(sandbox.evaluate('1)} catch (e) {} {(1', {}, where))).kind).toBe('syntax');
   });
 
+  it('cannot reach the guest through the caller of a sloppy getter the guest reads', async () => {
+    const code = [
+      'out = {};',
+      'Object.defineProperty(out, "caller", {',
+      '  get: function () { return String(arguments.callee.caller) }, enumerable: true });',
+    ].join('\n');
+    expect((await sandbox.runCode(code, {}, where)).scope).toEqual({ out: { caller: 'null' } });
+  });
+
   it('cannot reach the host through a getter the guest reads while copying back', async () => {
     const code = `out = { get sneaky() { return typeof process + "/" + typeof require } }`;
     expect((await sandbox.runCode(code, {}, where)).scope).toEqual({
