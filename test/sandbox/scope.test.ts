@@ -121,7 +121,7 @@ describe('runCode: variables in and out', () => {
 
   it('keeps console frozen and at most 1000 lines', async () => {
     const code =
-      'console.log = null; "use strict"; for (let i = 0; i < 1500; i++) console.log(i); Object.isFrozen(console)';
+      'console.log = null; for (let i = 0; i < 1500; i++) console.log(i); Object.isFrozen(console)';
     const result = await sandbox.runCode(code, {}, where);
     expect(result.value).toBe(true);
     expect(result.logs).toHaveLength(1000);
