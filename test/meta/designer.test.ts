@@ -11,7 +11,13 @@ import { loadGraphFile } from '../../src/graph/load.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { ModelSet } from '../../src/llm/types.js';
-import { cooperativeDesigner, fieldsRequest, lastMessage, promptKind } from '../fixtures/design/replies.js';
+import {
+  cooperativeDesigner,
+  fieldsRequest,
+  inWaves,
+  lastMessage,
+  promptKind,
+} from '../fixtures/design/replies.js';
 import {
   startOpenAIServer,
   type ChatAnswer,
@@ -34,11 +40,10 @@ afterEach(async () => {
 
 /** Starts the loopback server with `reply` and designs through the real OpenAI client. */
 async function design(
-  reply: (body: ChatRequestBody) => ChatAnswer,
+  reply: (body: ChatRequestBody) => ChatAnswer | Promise<ChatAnswer>,
   request: Partial<DesignRequest> = {},
 ): Promise<{ outcome: DesignOutcome; events: AgentEvent[]; models: ModelSet }> {
-  // A little latency per call, so calls made together are seen together by the server.
-  server = await startOpenAIServer({ reply, latencyMs: 25 });
+  server = await startOpenAIServer({ reply });
   const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
   const models: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
   const bus = new EventBus();
@@ -74,11 +79,13 @@ function withFirst(kind: string, answers: ChatAnswer[]): (body: ChatRequestBody)
 
 describe('the designer', () => {
   it('designs a graph that validates and chats, with every node written in one round of concurrent calls', async () => {
-    const { outcome, events, models } = await design(cooperativeDesigner(6));
+    // The server answers the node calls only once all six are waiting: they must be made together.
+    const waves = inWaves(6, cooperativeDesigner(6));
+    const { outcome, events, models } = await design(waves.reply);
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
 
-    // outline + DOT draft + one call per node, and the six node calls were in flight together.
+    expect(waves.stalls()).toBe(0);
     expect(kinds()).toEqual(['outline', 'dot', ...Array(6).fill('fields')]);
     expect(server!.maxInFlight).toBe(6);
     expect(outcome.figures).toMatchObject({ calls: 8, roundTrips: 3, scripted: false });
@@ -111,6 +118,12 @@ describe('the designer', () => {
     } finally {
       chat.dispose();
     }
+
+    // The outline streamed once, piece by piece, as the model wrote it.
+    const outlineText = events
+      .flatMap((e) => (e.type === 'model.delta' && e.purpose === 'node write_outline' ? [e.delta] : []))
+      .join('');
+    expect(outlineText).toBe(outcome.outline);
 
     expect(stageLines(events)).toEqual([
       'outline start',
@@ -201,8 +214,10 @@ describe('the designer', () => {
   });
 
   it('keeps no more node calls in flight than the concurrency limit', async () => {
-    const { outcome } = await design(cooperativeDesigner(9), { limits: { concurrency: 3 } });
+    const waves = inWaves(3, cooperativeDesigner(9));
+    const { outcome } = await design(waves.reply, { limits: { concurrency: 3 } });
     expect(outcome.ok).toBe(true);
+    expect(waves.stalls()).toBe(0);
     expect(server!.maxInFlight).toBe(3);
     // outline, draft, then nine node calls in three waves of three.
     expect(outcome.figures).toMatchObject({ calls: 11, roundTrips: 5 });
