@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooperativeDesigner, promptKind } from '../fixtures/design/replies.js';
 import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
@@ -65,11 +66,18 @@ describe('meta-agent design', () => {
     expect(result.stdout).not.toContain('[scripted]');
   });
 
-  it('saves a graph that meta-agent validate accepts as it is', async () => {
+  it('saves a graph that meta-agent validate accepts and meta-agent chat runs, as it is', async () => {
     server = await startOpenAIServer({ reply: cooperativeDesigner(5) });
     expect((await runCli(designArgs('--name', 'tutor'))).code).toBe(0);
-    const validated = await runCli(['validate', join(dir, 'tutor.autogram.json')]);
+    const graph = join(dir, 'tutor.autogram.json');
+    const validated = await runCli(['validate', graph]);
     expect(validated.code).toBe(0);
+    const chat = await runCli(['chat', graph, '--base-url', server.url, '--model', 'gpt-4o-mini'], {
+      input: 'I already know part 1.\n',
+    });
+    expect(chat.stderr).not.toMatch(/^error:/m);
+    expect(chat.code).toBe(0);
+    expect(chat.stdout).toContain('Let us look at the next part of the lesson.');
   });
 
   it('names the graph after the description when no --name is given', async () => {
@@ -105,6 +113,28 @@ describe('meta-agent design', () => {
     expect(result.stdout).toMatch(
       /check\s+2 conversations: \d+\/\d+ edges covered, classifier agreed \d+\/\d+/,
     );
+  });
+
+  it('says [scripted] when the answers come from the scripted provider', async () => {
+    const script = fileURLToPath(new URL('../fixtures/design/quiz.script.json', import.meta.url));
+    const result = await runCli([
+      'design',
+      'a quiz bot',
+      '-o',
+      dir,
+      '--provider',
+      'scripted',
+      '--script',
+      script,
+    ]);
+    expect(result.stderr).not.toMatch(/^error:/m);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^designed quiz_bot \[scripted: the answers came from a rules file, not a model\]/,
+    );
+    expect(result.stdout).toMatch(/model\s+scripted rules .*quiz\.script\.json \[scripted\]/);
+    expect(result.stdout).toMatch(/cost\s+none \(local or scripted model\)/);
+    expect(existsSync(join(dir, 'quiz_bot.autogram.json'))).toBe(true);
   });
 
   it('refuses a name that cannot be a file name', async () => {
