@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../src/errors.js';
-import { lintGraph } from '../src/graph/lint.js';
+import { lintGraph, MAX_CHOICES } from '../src/graph/lint.js';
 import { graphFileSchema, type GraphFile } from '../src/graph/schema.js';
 import type { LanguageModel } from '../src/llm/types.js';
 import { assembleGraph, type GraphIdentity } from './assemble.js';
@@ -79,7 +79,7 @@ const draftSchema = z.object({
 const findingsSchema = z.array(z.object({ node: z.string().optional(), text: z.string() }));
 
 /** The helpers, by the names the designer graph calls them (`meta.parseDot(…)`). */
-export function designerHelpers(run: DesignRun): Record<string, (...args: unknown[]) => unknown> {
+export function designerHelpers(run: DesignRun) {
   const { limits } = run;
   return {
     limits: () => ({ ...limits }),
@@ -87,6 +87,7 @@ export function designerHelpers(run: DesignRun): Record<string, (...args: unknow
 
     parseDot: async (answer: unknown) => {
       const parsed = await parseDotAnswer(text(answer, 'parseDot(answer)'), limits);
+      parsed.problems.push(...branchingProblems(parsed));
       if (parsed.problems.length === 0) {
         run.draft = parsed;
         run.stages.summarize(`${parsed.nodes.length} nodes, ${parsed.edges.length} edges`);
@@ -156,6 +157,21 @@ export function designerHelpers(run: DesignRun): Record<string, (...args: unknow
       return { ok: true, path: run.saved.graph };
     },
   };
+}
+
+/**
+ * A node's ways out become the answers of one multiple-choice question, lettered A–Z: more than that
+ * is a drawing problem (merge similar replies), which no rewriting of the node's fields could fix.
+ */
+function branchingProblems(draft: DotDraft): string[] {
+  return draft.nodes.flatMap((node) => {
+    const ways = draft.edges.filter((e) => e.from === node.id).length;
+    return ways > MAX_CHOICES
+      ? [
+          `node ${node.id} has ${ways} outgoing edges, more than ${MAX_CHOICES}: merge similar user replies into one edge`,
+        ]
+      : [];
+  });
 }
 
 /** Validates each node's fields against that node's schema, so assembly sees only complete nodes. */
