@@ -104,8 +104,12 @@ function editDraft(ui: UiState, input: string, key: Key): { ui: UiState; effect?
   if (key.backspace || key.delete) return { ui: { ...ui, draft: [...ui.draft].slice(0, -1).join('') } };
   if (key.ctrl && input === 'u') return { ui: { ...ui, draft: '' } };
   if (key.ctrl || key.meta || key.escape || !input) return { ui };
-  // A paste arrives as one input; its line breaks become spaces since Enter submits.
-  return { ui: { ...ui, draft: ui.draft + input.replace(/\r?\n/g, ' ') } };
+  // Keys typed faster than they are read arrive as one input, Enter included: a trailing Enter submits.
+  const submits = input.length > 1 && /[\r\n]$/.test(input);
+  // Line breaks elsewhere (a pasted paragraph) become spaces.
+  const text = (submits ? input.replace(/[\r\n]+$/, '') : input).replace(/\r\n|\r|\n/g, ' ');
+  const next = { ...ui, draft: ui.draft + text };
+  return submits ? editDraft(next, '', { ...key, return: true }) : { ui: next };
 }
 
 function moveHistory(ui: UiState, key: Key, length: number): UiState {

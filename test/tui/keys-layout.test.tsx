@@ -84,6 +84,7 @@ describe('layout', () => {
     expect(ui.frame().split('\n').length).toBeLessThan(rows);
     await ui.press(KEY.tab, '?');
     expect(ui.frame().split('\n').length).toBeLessThan(rows);
+    expect(ui.frame()).toMatch(rows < 20 ? /↓ \d+ more/ : /Markers/);
   });
 
   it('keeps the design view shorter than the terminal', async () => {

@@ -119,6 +119,13 @@ describe('reply line', () => {
     expect(ui.frame()).toMatch(/› █/);
   });
 
+  it('submits keys typed ahead of the terminal read, Enter included', async () => {
+    const onSubmit = vi.fn();
+    const ui = chat(onSubmit);
+    await ui.press('my bill\r');
+    expect(onSubmit).toHaveBeenCalledWith('my bill');
+  });
+
   it('is disabled while the agent works and after the conversation ends', async () => {
     const ui = chat();
     await ui.emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });

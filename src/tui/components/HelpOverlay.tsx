@@ -1,7 +1,9 @@
 import { Box, Text } from 'ink';
 import { memo } from 'react';
 import { LEGEND } from '../marks.js';
+import { scrollWindow } from '../scroll.js';
 import { useTheme } from '../theme.js';
+import { MoreLine } from './PanelTitle.js';
 
 export interface HelpOverlayProps {
   mode: 'chat' | 'design';
@@ -24,22 +26,31 @@ const CHAT: [string, string][] = [
   ['Ctrl+U', 'clear the reply line'],
 ];
 
-/** Key bindings and the marker legend. */
+/** Key bindings and the marker legend; on a terminal too short for them, the rest is counted below. */
 export const HelpOverlay = memo(function HelpOverlay({ mode, height }: HelpOverlayProps) {
   const theme = useTheme();
   const keys = mode === 'chat' ? [...CHAT, ...COMMON] : COMMON;
   const width = Math.max(...keys.map(([k]) => k.length));
+  const lines = [
+    <Text key="keys" {...theme.heading}>
+      Keys
+    </Text>,
+    ...keys.map(([k, what]) => (
+      <Text key={k} wrap="truncate-end">
+        <Text {...theme.focus}>{`  ${k.padEnd(width)}`}</Text>
+        {`  ${what}`}
+      </Text>
+    )),
+    <Text key="markers" {...theme.heading}>
+      Markers
+    </Text>,
+    <Text key="legend" wrap="truncate-end">{`  ${LEGEND}`}</Text>,
+  ];
+  const view = scrollWindow(lines.length, 0, height);
   return (
     <Box flexDirection="column" height={height} overflow="hidden">
-      <Text {...theme.heading}>Keys</Text>
-      {keys.map(([k, what]) => (
-        <Text key={k} wrap="truncate-end">
-          <Text {...theme.focus}>{`  ${k.padEnd(width)}`}</Text>
-          {`  ${what}`}
-        </Text>
-      ))}
-      <Text {...theme.heading}>Markers</Text>
-      <Text wrap="truncate-end">{`  ${LEGEND}`}</Text>
+      {lines.slice(view.start, view.end)}
+      {view.below > 0 ? <MoreLine count={view.below} up={false} /> : null}
     </Box>
   );
 });

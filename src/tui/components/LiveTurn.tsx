@@ -44,7 +44,14 @@ export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
           {ended ? '■ conversation ended · q quits' : `· waiting for your reply · Tab: panels · ?: help`}
         </Text>
       )}
-      <Decisions decisions={turn.decisions} open={showDecisions} width={width} limit={3} suffix="so far" />
+      <Decisions
+        decisions={turn.decisions}
+        open={showDecisions}
+        width={width}
+        limit={3}
+        suffix="so far"
+        hint
+      />
       {tail.hidden > 0 && textLines > 0 ? (
         <Text {...theme.muted}>{`  ↑ ${tail.hidden} more line${tail.hidden === 1 ? '' : 's'}`}</Text>
       ) : null}

@@ -89,16 +89,26 @@ export interface DecisionsProps {
   limit?: number;
   /** Words after the count in the folded line, e.g. `so far`. */
   suffix?: string;
+  /** Say that `t` unfolds them: only where pressing it changes what is shown. */
+  hint?: boolean;
 }
 
 /** The decisions behind a reply: one folded line (`▸ 3 decisions`), or `▾` and one line each. */
-export const Decisions = memo(function Decisions({ decisions, open, width, limit, suffix }: DecisionsProps) {
+export const Decisions = memo(function Decisions({
+  decisions,
+  open,
+  width,
+  limit,
+  suffix,
+  hint,
+}: DecisionsProps) {
   const theme = useTheme();
   if (decisions.length === 0) return null;
   const count = `${decisions.length} decision${decisions.length === 1 ? '' : 's'}${suffix ? ` ${suffix}` : ''}`;
   if (!open) {
     const last = decisionText(decisions[decisions.length - 1]!, Math.max(width - count.length - 14, 10));
-    return <Text {...theme.muted} wrap="truncate-end">{`  ▸ ${count} · last: ${last}  (t unfolds)`}</Text>;
+    const tail = hint ? '  (t unfolds)' : '';
+    return <Text {...theme.muted} wrap="truncate-end">{`  ▸ ${count} · last: ${last}${tail}`}</Text>;
   }
   const shown = limit !== undefined ? decisions.slice(Math.max(decisions.length - limit, 0)) : decisions;
   const hidden = decisions.length - shown.length;
