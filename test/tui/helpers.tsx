@@ -81,11 +81,17 @@ export function applyEdit(graph: VersionedGraph, edit: GraphEdit, by = 'self'): 
   };
 }
 
-/** Renders, and reads the last frame as plain text. */
-export function mount(tree: ReactElement) {
+/** A mounted view, read as plain-text frames and driven by key presses. */
+export interface Mounted {
+  /** The last frame without escape codes. */
+  frame(): string;
+  press(...keys: string[]): Promise<void>;
+}
+
+/** Renders a view; ink-testing-library's `cleanup` unmounts it. */
+export function mount(tree: ReactElement): Mounted {
   const instance = render(tree);
   return {
-    ...instance,
     frame: (): string => stripVTControlCharacters(instance.lastFrame() ?? ''),
     /** Sends keys, then lets Ink parse them and React commit. */
     press: async (...keys: string[]): Promise<void> => {
