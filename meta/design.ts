@@ -78,6 +78,8 @@ export interface DesignFailure {
   ok: false;
   stage: string;
   reason: string;
+  /** What to do about it, when the failure was an error that says (an unreachable server, say). */
+  hint?: string;
   kept: string[];
   figures: DesignFigures;
 }
@@ -133,7 +135,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     seconds: (performance.now() - started) / 1000,
     scripted: Object.values(request.models).some((m) => m.scripted),
   });
-  const fail = async (stage: string, reason: string): Promise<DesignFailure> => {
+  const fail = async (stage: string, reason: string, hint?: string): Promise<DesignFailure> => {
     stages.fail(reason);
     const kept = await savePartialWork(request.outDir, request.name, {
       outline: stringOrUndefined(variables.outline),
@@ -141,7 +143,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
       lastAnswer: lastAnswer(run, tracker),
       variables,
     });
-    return { ok: false, stage, reason, kept, figures: figures() };
+    return { ok: false, stage, reason, ...(hint ? { hint } : {}), kept, figures: figures() };
   };
 
   try {
@@ -164,7 +166,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   } catch (error) {
     // A model that cannot be reached or a node that fails is the designer failing at its current stage.
     if (!isUserError(error)) throw error;
-    return await fail(stages.current ?? 'design', error.message);
+    return await fail(stages.current ?? 'design', error.message, error.hint);
   } finally {
     offStages();
     offVariables();

@@ -62,16 +62,24 @@ export function designSummary(design: DesignSuccess, model: string): string {
   ].join('\n');
 }
 
-/** Calls, round trips, tokens, cost and time: shared by the summary and the failure report. */
-export function callRows(figures: DesignFigures): [string, string][] {
+/** Calls, round trips, tokens, cost and time. */
+function callRows(figures: DesignFigures): [string, string][] {
   const count = new Intl.NumberFormat('en-US');
   const { usage } = figures;
   return [
-    ['calls', `${figures.calls} model calls in ${figures.roundTrips} sequential round trips`],
+    [
+      'calls',
+      `${plural(figures.calls, 'model call')} in ${plural(figures.roundTrips, 'sequential round trip')}`,
+    ],
     ['tokens', `${count.format(usage.promptTokens)} in, ${count.format(usage.completionTokens)} out`],
     ['cost', usage.local ? 'none (local or scripted model)' : `$${usage.costUsd.toFixed(4)} (estimated)`],
     ['time', `${figures.seconds.toFixed(1)} s`],
   ];
+}
+
+/** `1 model call`, `2 model calls`. */
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** Quotes a path for a shell when it needs it. */

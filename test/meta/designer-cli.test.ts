@@ -99,10 +99,35 @@ describe('meta-agent design', () => {
     expect(errors).toEqual([
       'error: design failed at the dot stage: no usable DOT graph after 3 tries; last problem: the answer contains no DOT graph: write the graph as digraph { … } in a ```dot code block',
     ]);
-    expect(result.stderr).toMatch(/^hint: partial work kept in .*tutor\.partial\.outline\.md/m);
+    expect(result.stderr).toMatch(
+      /^hint: a stronger model usually gets further \(--model\); partial work kept in .*tutor\.partial\.outline\.md/m,
+    );
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(dir, 'tutor.partial.last-answer.txt'))).toBe(true);
     expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
+  });
+
+  it('passes on the advice of an error it cannot get past, such as a server that does not answer', async () => {
+    const gone = await startOpenAIServer();
+    const url = gone.url;
+    await gone.close();
+    const result = await runCli([
+      'design',
+      'a tutor bot',
+      '-o',
+      dir,
+      '--base-url',
+      url,
+      '--model',
+      'gpt-4o-mini',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: design failed at the outline stage: node "write_outline": .*answer/m,
+    );
+    expect(result.stderr).toMatch(
+      /^hint: start the server .*; partial work kept in .*tutor_bot\.partial\.json/m,
+    );
   });
 
   it('checks the design in simulated conversations and reports coverage and agreement', async () => {

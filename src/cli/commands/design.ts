@@ -9,7 +9,7 @@ import { DEFAULT_DESIGN_LIMITS } from '../../../meta/host.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
-import { callRows, designSummary, printStageLines } from '../design-report.js';
+import { designSummary, plural, printStageLines } from '../design-report.js';
 import {
   MODEL_OPTIONS_HELP,
   addModelOptions,
@@ -103,15 +103,17 @@ export function register(program: Command): void {
     });
 }
 
-/** One line saying where and why the design stopped; the hint lists the partial work kept. */
+/**
+ * One line saying where and why the design stopped; the hint says what to do (the error's own advice,
+ * or a stronger model when the answers were unusable) and lists the partial work kept.
+ */
 function failureError(failure: DesignFailure): UserError {
-  const spent = callRows(failure.figures)
-    .map(([label, value]) => `${label} ${value}`)
-    .join('; ');
+  const { calls, seconds } = failure.figures;
+  const advice = failure.hint ?? 'a stronger model usually gets further (--model)';
   return new UserError(
     `design failed at the ${failure.stage} stage: ${failure.reason}`,
     1,
-    `partial work kept in ${failure.kept.join(', ')} (${spent}); a stronger model usually gets further (--model)`,
+    `${advice}; partial work kept in ${failure.kept.join(', ')} (${plural(calls, 'model call')}, ${seconds.toFixed(1)} s)`,
   );
 }
 
