@@ -4,6 +4,7 @@
  * same transitions without rendering anything.
  */
 import type { AgentEvent, TransitionKind } from '../events.js';
+import type { ModelRole } from '../llm/types.js';
 import { appendBounded, type DesignStage, reduceStage } from './stages.js';
 
 /** One step of reasoning behind a reply, folded under it in the transcript. */
@@ -159,7 +160,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
         scripted: state.scripted || event.scripted,
       };
     case 'model.delta':
-      return streamDelta(state, event.delta);
+      return streamDelta(state, event.delta, event.role);
     case 'transition': {
       const turn = settleThought(state.turn);
       const decision: Decision = {
@@ -253,8 +254,11 @@ function settleThought(turn: Turn): Turn {
   return { ...rest, decisions: [...rest.decisions, { kind: 'thought', ...thinking }] };
 }
 
-/** During a design stage the stream belongs to the stage started last; otherwise to the thought or the reply. */
-function streamDelta(state: RunState, delta: string): RunState {
+/**
+ * During a design stage the stream belongs to the stage started last. Otherwise the chatbot's stream
+ * is the thought or the reply in progress; other roles (the simulated user) do not speak for the agent.
+ */
+function streamDelta(state: RunState, delta: string, role: ModelRole): RunState {
   const running = state.stages.findLastIndex((s) => s.status === 'running' || s.status === 'retry');
   if (running >= 0) {
     const stages = state.stages.slice();
@@ -262,6 +266,7 @@ function streamDelta(state: RunState, delta: string): RunState {
     stages[running] = { ...stage, text: appendBounded(stage.text, delta, STREAM_LIMIT) };
     return { ...state, stages };
   }
+  if (role !== 'chatbot') return state;
   const { turn } = state;
   if (turn.thinking) {
     const text = appendBounded(turn.thinking.text, delta, STREAM_LIMIT);

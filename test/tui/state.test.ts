@@ -58,16 +58,22 @@ describe('run state', () => {
     expect(removed.nodeCount).toBe(2);
   });
 
-  it('folds a thought, a variable and transitions under the reply they led to', () => {
-    const state = run([
+  it('folds a thought and transitions under the reply they led to, streaming only the chatbot', () => {
+    let state = run([
       { type: 'user', text: 'hi' },
       { type: 'node.entered', node: 'a', action: 'thought', depth: 0 },
       { type: 'model.delta', role: 'chatbot', purpose: 'node a', delta: 'think' },
       { type: 'transition', from: 'a', to: 'b', kind: 'single' },
       { type: 'node.entered', node: 'b', action: 'chat', depth: 0 },
       { type: 'model.delta', role: 'chatbot', purpose: 'node b', delta: 'Hel' },
-      { type: 'reply', node: 'b', text: 'Hello' },
+      { type: 'model.delta', role: 'userbot', purpose: 'simulated user', delta: 'not the agent' },
     ]);
+    expect(state.turn.streamed).toBe('Hel');
+    state = reduceRunState(state, {
+      type: 'event',
+      event: { type: 'reply', node: 'b', text: 'Hello' },
+      at: 0,
+    });
     expect(state.transcript.map((e) => e.kind)).toEqual(['user', 'agent']);
     const reply = state.transcript[1]!;
     expect(reply.kind === 'agent' && reply.decisions.map((d) => d.kind)).toEqual(['thought', 'transition']);
