@@ -127,7 +127,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   const offStages = stages.follow();
   const sandbox = await Sandbox.create(designer.config.sandbox);
   sandbox.exposeAsync('meta', designerHelpers(run));
-  const interpreter = await Interpreter.create({ graph: designer, models, events, sandbox });
+  let interpreter: Interpreter | undefined;
 
   const figures = (): DesignFigures => ({
     ...tracker.figures(),
@@ -137,16 +137,19 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   });
   const fail = async (stage: string, reason: string, hint?: string): Promise<DesignFailure> => {
     stages.fail(reason);
-    const kept = await savePartialWork(request.outDir, request.name, {
+    const partial = await savePartialWork(request.outDir, request.name, {
       outline: stringOrUndefined(variables.outline),
       dot: partialDot(variables.dot_reply),
       lastAnswer: lastAnswer(run, tracker),
       variables,
     });
+    // A check that fails comes after the graph was saved: that graph is work kept too.
+    const kept = run.saved ? [run.saved.graph, ...partial] : partial;
     return { ok: false, stage, reason, ...(hint ? { hint } : {}), kept, figures: figures() };
   };
 
   try {
+    interpreter = await Interpreter.create({ graph: designer, models, events, sandbox });
     const { value } = await interpreter.applyFn('design', [request.description]);
     const returned = returnedSchema.safeParse(value);
     if (!returned.success)
@@ -154,7 +157,10 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
         `the designer returned ${JSON.stringify(value)}, not {ok, path} or {ok, stage, reason}`,
       );
     if (!returned.data.ok) return await fail(returned.data.stage, returned.data.reason);
-    const designed = { graph: run.graph!, saved: run.saved!, draft: run.draft!, outline: run.outline! };
+    const { graph, saved, draft, outline } = run;
+    if (!graph || !saved || !draft || outline === undefined)
+      throw new UserError('the designer returned ok before it drafted, wrote, assembled and saved a graph');
+    const designed = { graph, saved, draft, outline };
     const check = request.check ? await checkDesign(designed, request, run, models) : undefined;
     stages.finish();
     return {
@@ -170,7 +176,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   } finally {
     offStages();
     offVariables();
-    interpreter.dispose();
+    interpreter?.dispose();
     sandbox.dispose();
   }
 }

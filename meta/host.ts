@@ -33,8 +33,9 @@ export interface DesignLimits {
 
 /**
  * Defaults. The concurrency matches the largest draft, so writing the fields of any accepted graph
- * takes one round of calls: round trips do not grow with the graph. Lower it (`--concurrency`) for a
- * server that answers one request at a time and would otherwise keep the rest waiting past the timeout.
+ * takes one round of calls: round trips do not grow with the graph. A server that runs only a few
+ * requests at once would keep the rest queued past the request timeout, so the CLI uses a lower
+ * default for a server on the same machine (`--concurrency` sets it either way).
  */
 export const DEFAULT_DESIGN_LIMITS: DesignLimits = {
   minNodes: 2,
