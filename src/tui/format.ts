@@ -37,6 +37,7 @@ export function choiceText(answer: string, choices: readonly string[] = []): str
 export function decisionText(decision: Decision, width: number): string {
   switch (decision.kind) {
     case 'transition': {
+      if (decision.via === 'start') return oneLine(`start at ${decision.to}`, width);
       const parts: string[] = [];
       if (decision.via !== 'single') parts.push(decision.via);
       if (decision.answer !== undefined) parts.push(`chose ${choiceText(decision.answer, decision.choices)}`);

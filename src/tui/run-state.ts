@@ -72,6 +72,8 @@ export interface RunState {
   scripted: boolean;
   stages: DesignStage[];
   errorCount: number;
+  /** A run has started; `startedAt` is then the time of its first start, else of the first render. */
+  started: boolean;
   startedAt: number;
   nextId: number;
 }
@@ -118,6 +120,7 @@ export function initialRunState(graph: GraphSnapshot, at: number): RunState {
     scripted: false,
     stages: [],
     errorCount: 0,
+    started: false,
     startedAt: at,
     nextId: 0,
   };
@@ -129,12 +132,13 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
   const { event } = action;
   switch (event.type) {
     case 'run.started':
+      // The interpreter reports a start for every reply it runs; the clock counts from the first.
       return {
         ...state,
         graphName: event.graph,
         nodeCount: event.nodes,
         version: event.version,
-        startedAt: action.at,
+        ...(state.started ? {} : { started: true, startedAt: action.at }),
         working: true,
       };
     case 'node.entered':
