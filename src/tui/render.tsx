@@ -25,8 +25,8 @@ export type ChatUIOptions = ChatLayoutProps & TerminalStreams;
 export type DesignUIOptions = DesignLayoutProps & TerminalStreams;
 
 /**
- * Mounts the chat view. `onSubmit` gets each reply the user types; `onQuit` runs on `q` or Ctrl+C,
- * after which the view unmounts (`waitUntilExit()` on the returned instance resolves then).
+ * Mounts the chat view. `onSubmit` gets each reply the user types; on `q` or Ctrl+C the view unmounts
+ * and then calls `onQuit` (`waitUntilExit()` on the returned instance resolves as well).
  */
 export function renderChatUI(options: ChatUIOptions): Instance {
   const { stdout, stdin, stderr, patchConsole, ...props } = options;

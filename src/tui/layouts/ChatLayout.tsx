@@ -26,7 +26,7 @@ export interface ChatLayoutProps {
   graph: GraphView;
   /** Receives each reply the user submits; the input stays disabled until the agent answers. */
   onSubmit: (text: string) => void;
-  /** Called on `q` or Ctrl+C, before the UI unmounts; the caller saves the conversation. */
+  /** Called on `q` or Ctrl+C once the view has unmounted; the caller saves the conversation. */
   onQuit: () => void;
   /** The graph's edit history (a `VersionedGraph`); adds the History panel. */
   history?: EditHistory;
@@ -59,9 +59,11 @@ export function ChatLayout(props: ChatLayoutProps) {
     },
     [submitted, onSubmit],
   );
+  // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which may
+  // save and exit the process at once, gets control.
   const quit = useCallback(() => {
-    onQuit();
     exit();
+    onQuit();
   }, [onQuit, exit]);
   const ui = useKeyboard({
     context: {

@@ -22,7 +22,7 @@ export interface DesignLayoutProps {
   bus: EventBus;
   /** The designer (a meta-autogram): shown beside the stages with its current node marked. */
   graph?: GraphView;
-  /** Called on `q` or Ctrl+C, before the UI unmounts. */
+  /** Called on `q` or Ctrl+C once the view has unmounted. */
   onQuit: () => void;
   estimateCost?: CostFunction;
   size?: TerminalSize;
@@ -41,9 +41,11 @@ export function DesignLayout(props: DesignLayoutProps) {
     ...(props.now ? { now: props.now } : {}),
   });
   const layout = useMemo(() => (graph ? layoutGraph(graph) : undefined), [graph, state.version]);
+  // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which may
+  // save and exit the process at once, gets control.
   const quit = useCallback(() => {
-    onQuit();
     exit();
+    onQuit();
   }, [onQuit, exit]);
   const ui = useKeyboard({
     context: {
