@@ -52,12 +52,17 @@ export function decisionText(decision: Decision, width: number): string {
   }
 }
 
-/** `v4 by self: added ask_age; changed greet` for a panel title. */
+/** `v4` for one version, `v3–v5` for a turn's several. */
+export function versionRange(edit: Pick<GraphEdit, 'from' | 'version'>): string {
+  return edit.from === edit.version ? `v${edit.version}` : `v${edit.from}–v${edit.version}`;
+}
+
+/** `v4 by self: +ask_age ~greet -old`, with the graph panel's markers, for its title. */
 export function editSummary(edit: GraphEdit): string {
-  const parts = [
-    edit.added.length > 0 ? `added ${edit.added.join(', ')}` : '',
-    edit.changed.length > 0 ? `changed ${edit.changed.join(', ')}` : '',
-    edit.removed.length > 0 ? `removed ${edit.removed.join(', ')}` : '',
-  ].filter(Boolean);
-  return `v${edit.version} by ${edit.by}: ${parts.join('; ') || edit.op}`;
+  const nodes = [
+    ...edit.added.map((n) => `+${n}`),
+    ...edit.changed.map((n) => `~${n}`),
+    ...edit.removed.map((n) => `-${n}`),
+  ];
+  return `${versionRange(edit)} by ${edit.by.join(', ')}: ${nodes.join(' ') || 'no net change'}`;
 }

@@ -9,7 +9,7 @@ import type { Role } from './theme.js';
 export interface NodeMarks {
   /** `▶` current, `•` visited, space otherwise. */
   run: string;
-  /** `+` added, `~` changed by the last edit, space otherwise. */
+  /** `+` added, `~` changed by this turn's edits, space otherwise. */
   edit: string;
   /** The role that colours the name; the current node wins over an edit, an edit over a visit. */
   role?: Role;

@@ -27,14 +27,29 @@ export type TranscriptEntry =
   | { id: number; kind: 'agent'; node: string; text: string; decisions: Decision[] }
   | { id: number; kind: 'error'; message: string; node?: string };
 
-/** The nodes touched by the most recent graph edit, split by what happened to them. */
+/**
+ * What the graph edits of the current turn (since the user last spoke) did, by node. A code node often
+ * makes several edits at once (add a node, then link to it), so the view marks the turn's edits
+ * together rather than only the very last one.
+ */
 export interface GraphEdit {
+  /** First and last version made this turn. */
+  from: number;
   version: number;
-  by: string;
-  op: string;
+  /** Who made the edits, in order. */
+  by: string[];
+  /** Nodes that are new this turn. */
   added: string[];
+  /** Nodes that existed before the turn and were edited. */
   changed: string[];
+  /** Nodes that existed before the turn and are gone. */
   removed: string[];
+  /** Node names when the turn's first edit came. */
+  before: ReadonlySet<string>;
+  /** Every node an edit of the turn named. */
+  touched: string[];
+  /** The user has spoken since: the next edit starts a new turn's set. */
+  closed: boolean;
 }
 
 /** The reply being worked on: its decisions so far and the text streamed for it. */
@@ -51,6 +66,7 @@ export interface RunState {
   visited: ReadonlySet<string>;
   /** Node names as of the last edit, to tell added nodes from changed ones and find removed ones. */
   known: ReadonlySet<string>;
+  /** The edits of the current turn, or the last turn that made any. */
   lastEdit?: GraphEdit;
   version: number;
   nodeCount: number;
@@ -216,6 +232,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
     case 'user':
       return {
         ...state,
+        ...(state.lastEdit ? { lastEdit: { ...state.lastEdit, closed: true } } : {}),
         transcript: [...state.transcript, { id: state.nextId, kind: 'user', text: event.text }],
         nextId: state.nextId + 1,
         working: true,
@@ -280,8 +297,9 @@ function streamDelta(state: RunState, delta: string, role: ModelRole): RunState 
 }
 
 /**
- * Classifies the edited nodes against the names known before the edit. The event's `op` names the
- * operation, but one edit may add a node and rewire others, so membership decides added vs changed.
+ * Folds an edit into the turn's set. Membership in the names before the turn and after this edit
+ * decides added, changed and removed: the event's `op` names one operation, but a rename or a revert
+ * touches nodes in more than one way.
  */
 function applyEdit(
   state: RunState,
@@ -289,17 +307,21 @@ function applyEdit(
   names: readonly string[] | undefined,
 ): RunState {
   const now = new Set(names ?? guessNames(state.known, event));
-  const added = event.nodes.filter((n) => !state.known.has(n) && now.has(n));
-  const changed = event.nodes.filter((n) => state.known.has(n) && now.has(n));
-  const removed = [...state.known].filter((n) => !now.has(n));
-  for (const n of event.nodes) if (!now.has(n) && !removed.includes(n)) removed.push(n);
-  return {
-    ...state,
-    known: now,
+  const open = state.lastEdit && !state.lastEdit.closed ? state.lastEdit : undefined;
+  const before = open?.before ?? state.known;
+  const touched = [...new Set([...(open?.touched ?? []), ...event.nodes])];
+  const lastEdit: GraphEdit = {
+    from: open?.from ?? event.version,
     version: event.version,
-    nodeCount: event.totalNodes,
-    lastEdit: { version: event.version, by: event.by, op: event.op, added, changed, removed },
+    by: open?.by.includes(event.by) ? open.by : [...(open?.by ?? []), event.by],
+    added: touched.filter((n) => now.has(n) && !before.has(n)),
+    changed: touched.filter((n) => now.has(n) && before.has(n)),
+    removed: [...before].filter((n) => !now.has(n)),
+    before,
+    touched,
+    closed: false,
   };
+  return { ...state, known: now, version: event.version, nodeCount: event.totalNodes, lastEdit };
 }
 
 /** Without the graph's names, the event alone says what changed: a removal drops, anything else adds. */

@@ -73,14 +73,26 @@ describe('GraphPanel', () => {
       }),
     );
     expect(rowOf(ui.frame(), 'refund')).toMatch(/^..\+/);
-    expect(ui.frame()).toContain('last edit v1 by self: added refund');
+    expect(ui.frame()).toContain('edits v1 by self: +refund');
 
     await ui.emit(
       applyEdit(graph, { op: 'update', name: 'answer', patch: { instruction: 'Answer briefly.' } }),
     );
     expect(rowOf(ui.frame(), 'answer')).toMatch(/^..~/);
-    // Only the last edit is marked.
+    expect(ui.frame()).toContain('edits v1–v2 by self: +refund ~answer');
+  });
+
+  it('marks the edits of the current turn only, once the user has spoken', async () => {
+    const graph = versionedSupportGraph();
+    const ui = chat(graph);
+    await ui.emit(
+      applyEdit(graph, { op: 'add', node: { name: 'refund', action: 'chat', transitions: ['answer'] } }),
+      { type: 'user', text: 'ok' },
+      applyEdit(graph, { op: 'update', name: 'answer', patch: { instruction: 'Answer briefly.' } }),
+    );
+    expect(rowOf(ui.frame(), 'answer')).toMatch(/^..~/);
     expect(rowOf(ui.frame(), 'refund')).toMatch(/^.. /);
+    expect(ui.frame()).toContain('edits v2 by self: ~answer');
   });
 
   it('shows scroll markers instead of cutting a large graph off', () => {

@@ -43,19 +43,38 @@ describe('scroll windows', () => {
 });
 
 describe('run state', () => {
-  it('tells nodes added by an edit from nodes it changed, and finds removed ones', () => {
+  it('tells nodes added by a turn of edits from nodes it changed, and finds removed ones', () => {
     const edited = run([
       { type: 'graph.edited', version: 1, by: 'self', op: 'add', nodes: ['c', 'a'], totalNodes: 3 },
     ]);
     expect(edited.lastEdit).toMatchObject({ added: ['c'], changed: ['a'], removed: [] });
     const removed = reduceRunState(edited, {
       type: 'event',
-      event: { type: 'graph.edited', version: 2, by: 'self', op: 'remove', nodes: ['b'], totalNodes: 2 },
+      event: { type: 'graph.edited', version: 2, by: 'tidy', op: 'remove', nodes: ['b'], totalNodes: 2 },
       at: 0,
       names: ['a', 'c'],
     });
-    expect(removed.lastEdit).toMatchObject({ version: 2, added: [], changed: [], removed: ['b'] });
+    expect(removed.lastEdit).toMatchObject({
+      from: 1,
+      version: 2,
+      by: ['self', 'tidy'],
+      added: ['c'],
+      changed: ['a'],
+      removed: ['b'],
+    });
     expect(removed.nodeCount).toBe(2);
+  });
+
+  it('starts a new set of edit marks once the user speaks', () => {
+    const state = run(
+      [
+        { type: 'graph.edited', version: 1, by: 'self', op: 'add', nodes: ['c'], totalNodes: 3 },
+        { type: 'user', text: 'next' },
+        { type: 'graph.edited', version: 2, by: 'self', op: 'update', nodes: ['c'], totalNodes: 3 },
+      ],
+      ['a', 'b', 'c'],
+    );
+    expect(state.lastEdit).toMatchObject({ from: 2, version: 2, added: [], changed: ['c'] });
   });
 
   it('folds a thought and transitions under the reply they led to, streaming only the chatbot', () => {

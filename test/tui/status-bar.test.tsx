@@ -107,6 +107,24 @@ describe('StatusBar', () => {
     expect(statusLine(ui.frame())).toContain('est. cost n/a');
   });
 
+  it('names the model and says [scripted] before any call when the caller knows them', () => {
+    const { bus } = eventBus();
+    const ui = mount(
+      <App
+        mode="chat"
+        bus={bus}
+        graph={supportGraph()}
+        onSubmit={() => {}}
+        onQuit={() => {}}
+        size={SIZE}
+        theme={monoTheme}
+        model="quiz.script.json"
+        scripted
+      />,
+    );
+    expect(statusLine(ui.frame())).toMatch(/^quiz\.script\.json \[scripted\] · nodes: 6/);
+  });
+
   it('shows elapsed time since the run started', async () => {
     let now = 1_000;
     const { bus, emit } = eventBus();

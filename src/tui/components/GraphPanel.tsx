@@ -25,7 +25,7 @@ export const GraphPanel = memo(function GraphPanel(props: GraphPanelProps) {
   const anchor = selected ?? props.current;
   const focusRow = anchor !== undefined ? (layout.rowOf.get(anchor) ?? 0) : 0;
   const view = scrollWindow(layout.rows.length, focusRow, Math.max(height - 1, 1));
-  const note = lastEdit ? `last edit ${editSummary(lastEdit)}` : `${layout.order.length} nodes`;
+  const note = lastEdit ? `edits ${editSummary(lastEdit)}` : `${layout.order.length} nodes`;
   return (
     <Box flexDirection="column" height={height} overflow="hidden">
       <PanelTitle title={`Graph ${graphName}`} note={note} focused={focused} />

@@ -10,8 +10,8 @@ import { MoreLine, PanelTitle } from './PanelTitle.js';
 export interface NodeInspectorProps {
   node?: NodeSpec;
   marks?: NodeMarks;
-  /** Graph version of the last edit, named when the node was added or changed by it. */
-  editVersion?: number;
+  /** The versions of the marked edits (`v4`, `v3–v5`), named when the node was added or changed. */
+  editVersions: string | undefined;
   /** First field line shown (PgUp/PgDn move it). */
   scroll: number;
   focused: boolean;
@@ -33,7 +33,11 @@ export const NodeInspector = memo(function NodeInspector(props: NodeInspectorPro
   const view = offsetWindow(lines.length, scroll, Math.max(height - 1, 1));
   return (
     <Box flexDirection="column" height={height} overflow="hidden">
-      <PanelTitle title={`Node ${node.name}`} note={statusNote(marks, props.editVersion)} focused={focused} />
+      <PanelTitle
+        title={`Node ${node.name}`}
+        note={statusNote(marks, props.editVersions)}
+        focused={focused}
+      />
       {view.above > 0 ? <MoreLine count={view.above} up /> : null}
       {lines.slice(view.start, view.end).map((line, i) => (
         <Text key={view.start + i} wrap="truncate-end">
@@ -47,12 +51,12 @@ export const NodeInspector = memo(function NodeInspector(props: NodeInspectorPro
 });
 
 /** `▶ current · + added in v4`, in words as well as markers. */
-function statusNote(marks: NodeMarks | undefined, editVersion: number | undefined): string {
+function statusNote(marks: NodeMarks | undefined, editVersions: string | undefined): string {
   if (!marks) return '';
   const parts: string[] = [];
   if (marks.run === '▶') parts.push('▶ current');
   else if (marks.run === '•') parts.push('• visited');
-  if (marks.edit === '+') parts.push(`+ added in v${editVersion ?? '?'}`);
-  else if (marks.edit === '~') parts.push(`~ changed in v${editVersion ?? '?'}`);
+  if (marks.edit === '+') parts.push(`+ added in ${editVersions}`);
+  else if (marks.edit === '~') parts.push(`~ changed in ${editVersions}`);
   return parts.join(' · ');
 }

@@ -4,7 +4,7 @@ import { useTheme } from '../theme.js';
 
 export interface PanelTitleProps {
   title: string;
-  /** Shown after the title, dimmed: counts, the last edit, hints. */
+  /** Shown after the title, dimmed: counts, edits, hints. */
   note?: string;
   focused: boolean;
 }

@@ -10,6 +10,7 @@ import { LiveTurn } from '../components/LiveTurn.js';
 import { NodeInspector } from '../components/NodeInspector.js';
 import { StatusBar } from '../components/StatusBar.js';
 import { Transcript } from '../components/Transcript.js';
+import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { chatHeights, splitColumns, useTerminalSize, type TerminalSize } from '../layout-size.js';
 import { nodeMarks } from '../marks.js';
@@ -31,6 +32,10 @@ export interface ChatLayoutProps {
   /** The graph's edit history (a `VersionedGraph`); adds the History panel. */
   history?: EditHistory;
   estimateCost?: CostFunction;
+  /** The chatbot model, shown until the first model call names it. */
+  model?: string;
+  /** The scripted provider answers: the status bar says so before any model call does. */
+  scripted?: boolean;
   /** Fixes the terminal size instead of following the real one. */
   size?: TerminalSize;
   now?: () => number;
@@ -122,7 +127,7 @@ export function ChatLayout(props: ChatLayoutProps) {
                 <NodeInspector
                   node={selectedSpec}
                   marks={selected !== undefined ? nodeMarks(selected, state) : undefined}
-                  editVersion={state.lastEdit?.version}
+                  editVersions={state.lastEdit ? versionRange(state.lastEdit) : undefined}
                   scroll={ui.inspectorScroll}
                   focused={ui.focus === 'inspector'}
                   height={heights.panels}
@@ -144,8 +149,8 @@ export function ChatLayout(props: ChatLayoutProps) {
         </>
       )}
       <StatusBar
-        model={state.model}
-        scripted={state.scripted}
+        model={state.model ?? props.model}
+        scripted={state.scripted || props.scripted === true}
         nodeCount={state.nodeCount}
         version={state.version}
         tokens={state.tokens}

@@ -8,6 +8,7 @@ import { HelpOverlay } from '../components/HelpOverlay.js';
 import { NodeInspector } from '../components/NodeInspector.js';
 import { StatusBar } from '../components/StatusBar.js';
 import { Transcript } from '../components/Transcript.js';
+import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { designHeight, splitColumns, useTerminalSize, type TerminalSize } from '../layout-size.js';
 import { nodeMarks } from '../marks.js';
@@ -25,6 +26,10 @@ export interface DesignLayoutProps {
   /** Called on `q` or Ctrl+C once the view has unmounted. */
   onQuit: () => void;
   estimateCost?: CostFunction;
+  /** The chatbot model, shown until the first model call names it. */
+  model?: string;
+  /** The scripted provider answers: the status bar says so before any model call does. */
+  scripted?: boolean;
   size?: TerminalSize;
   now?: () => number;
 }
@@ -86,7 +91,7 @@ export function DesignLayout(props: DesignLayoutProps) {
                 <NodeInspector
                   node={selected !== undefined ? graph.get(selected) : undefined}
                   marks={selected !== undefined ? nodeMarks(selected, state) : undefined}
-                  editVersion={state.lastEdit?.version}
+                  editVersions={state.lastEdit ? versionRange(state.lastEdit) : undefined}
                   scroll={ui.inspectorScroll}
                   focused
                   height={height}
@@ -109,8 +114,8 @@ export function DesignLayout(props: DesignLayoutProps) {
         </Box>
       )}
       <StatusBar
-        model={state.model}
-        scripted={state.scripted}
+        model={state.model ?? props.model}
+        scripted={state.scripted || props.scripted === true}
         nodeCount={state.nodeCount}
         version={state.version}
         tokens={state.tokens}
