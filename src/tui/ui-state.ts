@@ -106,8 +106,12 @@ function editDraft(ui: UiState, input: string, key: Key): { ui: UiState; effect?
   if (key.ctrl || key.meta || key.escape || !input) return { ui };
   // Keys typed faster than they are read arrive as one input, Enter included: a trailing Enter submits.
   const submits = input.length > 1 && /[\r\n]$/.test(input);
-  // Line breaks elsewhere (a pasted paragraph) become spaces.
-  const text = (submits ? input.replace(/[\r\n]+$/, '') : input).replace(/\r\n|\r|\n/g, ' ');
+  // Line breaks elsewhere (a pasted paragraph) become spaces; other control characters (several Tabs
+  // read at once) would be invisible in the line, so they are dropped.
+  const text = (submits ? input.replace(/[\r\n]+$/, '') : input)
+    .replace(/\r\n|\r|\n/g, ' ')
+    // eslint-disable-next-line no-control-regex -- control characters are what this removes
+    .replace(/[\u0000-\u001F\u007F]/g, '');
   const next = { ...ui, draft: ui.draft + text };
   return submits ? editDraft(next, '', { ...key, return: true }) : { ui: next };
 }

@@ -119,11 +119,11 @@ describe('reply line', () => {
     expect(ui.frame()).toMatch(/› █/);
   });
 
-  it('submits keys typed ahead of the terminal read, Enter included', async () => {
+  it('submits keys typed ahead of the terminal read, Enter included, dropping control characters', async () => {
     const onSubmit = vi.fn();
     const ui = chat(onSubmit);
-    await ui.press('my bill\r');
-    expect(onSubmit).toHaveBeenCalledWith('my bill');
+    await ui.press('my\t\tbill\r');
+    expect(onSubmit).toHaveBeenCalledWith('mybill');
   });
 
   it('is disabled while the agent works and after the conversation ends', async () => {
