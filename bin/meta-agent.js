@@ -6,5 +6,7 @@ if (major < 24) {
   process.stderr.write(`meta-agent needs Node.js >= 24 (this is ${process.version}). Install Node 24 and try again.\n`);
   process.exit(2);
 }
+// React (behind the terminal UI) runs its slower development build unless told otherwise.
+process.env.NODE_ENV ??= 'production';
 const { main } = await import('../dist/src/cli/main.js');
 process.exitCode = await main(process.argv);
