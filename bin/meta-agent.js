@@ -3,7 +3,9 @@
 // Node 24 because isolated-vm 7, which runs code nodes, ships for Node 24 and later only.
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
-  process.stderr.write(`meta-agent needs Node.js >= 24 (this is ${process.version}). Install Node 24 and try again.\n`);
+  process.stderr.write(
+    `meta-agent needs Node.js >= 24 (this is ${process.version}). Install Node 24 and try again.\n`,
+  );
   process.exit(2);
 }
 // React (behind the terminal UI) runs its slower development build unless told otherwise.
