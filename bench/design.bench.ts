@@ -4,7 +4,7 @@
  * designer's default concurrency, and one call at a time (concurrency 1) as the baseline. The figures
  * show that the sequential round trips, and so the wall time, do not grow with the node count.
  *
- * Run: `npx tsc -p . && node --no-node-snapshot dist/bench/design.bench.js`
+ * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js design` (or dist/bench/design.bench.js)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,19 +20,26 @@ import { startOpenAIServer } from '../test/support/openai-server.js';
 /** Latency the server adds to every call. */
 export const LATENCY_MS = 300;
 
-/** One design measured. */
+/** Designs of one size at one concurrency, measured. */
 export interface DesignBenchRow {
   nodes: number;
   concurrency: number;
   calls: number;
   roundTrips: number;
-  seconds: number;
-  /** Wall time in units of one call's latency: what the round trips cost, plus our own overhead. */
+  /** Runs measured: the concurrent designs are repeated, the slow one-at-a-time baseline runs once. */
+  runs: number;
+  /** Wall time of a design, median and 95th percentile of the runs. */
+  medianSeconds: number;
+  p95Seconds: number;
+  /** The median in units of one call's latency: what the round trips cost, plus our own overhead. */
   latencies: number;
 }
 
-/** Designs a graph of `nodes` nodes with `concurrency` calls in flight, and measures it. */
-async function measure(nodes: number, concurrency: number, outDir: string): Promise<DesignBenchRow> {
+/** Runs of each concurrent design. */
+const REPEATS = 5;
+
+/** Designs a graph of `nodes` nodes with `concurrency` calls in flight: its calls, round trips and seconds. */
+async function measureOnce(nodes: number, concurrency: number, outDir: string) {
   const server = await startOpenAIServer({ latencyMs: LATENCY_MS, reply: cooperativeDesigner(nodes) });
   try {
     const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
@@ -48,11 +55,33 @@ async function measure(nodes: number, concurrency: number, outDir: string): Prom
     const seconds = (performance.now() - started) / 1000;
     if (!outcome.ok)
       throw new Error(`the ${nodes}-node design failed at ${outcome.stage}: ${outcome.reason}`);
-    const { calls, roundTrips } = outcome.figures;
-    return { nodes, concurrency, calls, roundTrips, seconds, latencies: (seconds * 1000) / LATENCY_MS };
+    return { calls: outcome.figures.calls, roundTrips: outcome.figures.roundTrips, seconds };
   } finally {
     await server.close();
   }
+}
+
+async function measure(
+  nodes: number,
+  concurrency: number,
+  runs: number,
+  outDir: string,
+): Promise<DesignBenchRow> {
+  const samples = [];
+  for (let i = 0; i < runs; i++) samples.push(await measureOnce(nodes, concurrency, outDir));
+  const seconds = samples.map((s) => s.seconds).sort((a, b) => a - b);
+  const at = (q: number) => seconds[Math.min(seconds.length - 1, Math.ceil(q * seconds.length) - 1)]!;
+  const { calls, roundTrips } = samples[0]!;
+  return {
+    nodes,
+    concurrency,
+    calls,
+    roundTrips,
+    runs,
+    medianSeconds: at(0.5),
+    p95Seconds: at(0.95),
+    latencies: (at(0.5) * 1000) / LATENCY_MS,
+  };
 }
 
 /** Runs the benchmark, prints a table and returns its rows (concurrent and baseline for each size). */
@@ -62,10 +91,11 @@ export async function runDesignBench(sizes: readonly number[] = [5, 20, 40]): Pr
   try {
     // A warm-up design of the largest size loads Graphviz (WASM) and the sandbox and warms the JIT, so
     // the first rows are not charged for what a long-running process pays once.
-    await measure(Math.max(...sizes), DEFAULT_DESIGN_LIMITS.concurrency, outDir);
-    for (const nodes of sizes)
-      for (const concurrency of [DEFAULT_DESIGN_LIMITS.concurrency, 1])
-        rows.push(await measure(nodes, concurrency, outDir));
+    await measureOnce(Math.max(...sizes), DEFAULT_DESIGN_LIMITS.concurrency, outDir);
+    for (const nodes of sizes) {
+      rows.push(await measure(nodes, DEFAULT_DESIGN_LIMITS.concurrency, REPEATS, outDir));
+      rows.push(await measure(nodes, 1, 1, outDir));
+    }
   } finally {
     await rm(outDir, { recursive: true, force: true });
   }
@@ -74,13 +104,24 @@ export async function runDesignBench(sizes: readonly number[] = [5, 20, 40]): Pr
 }
 
 function printTable(rows: readonly DesignBenchRow[]): void {
-  const header = ['nodes', 'concurrency', 'calls', 'round trips', 'seconds', `× ${LATENCY_MS} ms`];
+  const header = [
+    'nodes',
+    'concurrency',
+    'calls',
+    'round trips',
+    'runs',
+    'median s',
+    'p95 s',
+    `× ${LATENCY_MS} ms`,
+  ];
   const lines = rows.map((r) => [
     String(r.nodes),
     r.concurrency === 1 ? '1 (baseline)' : String(r.concurrency),
     String(r.calls),
     String(r.roundTrips),
-    r.seconds.toFixed(2),
+    String(r.runs),
+    r.medianSeconds.toFixed(2),
+    r.p95Seconds.toFixed(2),
     r.latencies.toFixed(1),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
