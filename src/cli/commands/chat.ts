@@ -140,9 +140,13 @@ async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise
       },
     );
   };
+  const { chatbot } = agent.interpreter.models;
   const ui = renderChatUI({
     bus: agent.bus,
     graph: agent.graph,
+    // The status bar names the model from the first call on; these fill it in until then.
+    model: chatbot.modelName,
+    scripted: chatbot.scripted,
     // A graph the agent can edit gets the History panel.
     ...(agent.graph instanceof VersionedGraph ? { history: agent.graph } : {}),
     onSubmit: run,
