@@ -45,15 +45,16 @@ describe('the chat view during a self-editing run', () => {
     }
     // Each edit reached the view while the run was still going, one version at a time.
     expect(seen).toContainEqual({ nodeCount: 2, version: 1, added: ['grown'] });
-    expect(seen).toContainEqual({ nodeCount: 2, version: 2, added: [] });
+    // Marks gather every edit since the user last spoke, so the update keeps the added node marked.
+    expect(seen).toContainEqual({ nodeCount: 2, version: 2, added: ['grown'] });
     const state = store.getState();
     expect([...state.known]).toEqual(['start1', 'grown']);
     expect(state.lastEdit).toMatchObject({
+      from: 1,
       version: 2,
-      by: 'start1',
-      op: 'update',
+      by: ['start1'],
       changed: ['start1'],
-      added: [],
+      added: ['grown'],
     });
   });
 });
