@@ -101,13 +101,7 @@ const returnedSchema = z.union([
 export async function designAgent(request: DesignRequest): Promise<DesignOutcome> {
   const started = performance.now();
   const events = request.events ?? new EventBus();
-  // The meter reports model.call events; the stream pieces it would also report are already emitted
-  // by the interpreter for the thought nodes, so only the calls are passed on.
-  const meterEvents = new EventBus();
-  meterEvents.on((e) => {
-    if (e.type === 'model.call') events.emit(e);
-  });
-  const meter = new UsageMeter(meterEvents);
+  const meter = new UsageMeter(events);
   const tracker = new RoundTripTracker();
   const models = tracker.wrapSet(meter.meter(request.models));
   const designer = request.designer ?? (await loadDesigner());

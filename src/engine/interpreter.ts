@@ -444,8 +444,7 @@ export class Interpreter {
       graph: this.graph,
       node,
       state: work,
-      generate: (instruction) =>
-        generateReply(this.models.chatbot, this.events, this.graph, node, work, instruction),
+      generate: (instruction) => generateReply(this.models.chatbot, this.graph, node, work, instruction),
       evaluate: (expression) => this.#evaluate(work, node, expression),
       runCode: async (code) => {
         const before = variablesInScope(work);

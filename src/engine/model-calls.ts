@@ -1,9 +1,9 @@
 /**
  * The interpreter's two kinds of model call: the chatbot answering a chat or thought node (streamed, so
  * a terminal can show the reply as it comes) and the classifier answering a multiple-choice question.
- * Both are logged in the conversation state.
+ * Both are logged in the conversation state. Model events (`model.call`, `model.delta`) are the usage
+ * meter's to emit (src/llm/usage.ts): it wraps every model and knows each call's role.
  */
-import type { EventBus } from '../events.js';
 import type { CompiledNode } from '../graph/parse.js';
 import type { GraphView } from '../graph/view.js';
 import { classify } from '../llm/classify.js';
@@ -15,7 +15,6 @@ import type { ChoiceQuestion } from './transitions.js';
 /** Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state`; returns the reply. */
 export async function generateReply(
   model: LanguageModel,
-  events: EventBus,
   graph: GraphView,
   node: CompiledNode,
   state: ConversationState,
@@ -23,9 +22,7 @@ export async function generateReply(
 ): Promise<string> {
   const { messages, prefix } = chatPrompt(graph, node, state, instruction);
   const purpose = `node ${node.name}`;
-  const completion = await model.stream({ messages, purpose }, ({ delta }) =>
-    events.emit({ type: 'model.delta', role: 'chatbot', purpose, delta }),
-  );
+  const completion = await model.stream({ messages, purpose }, () => {});
   let text = completion.text.trim();
   // Some servers repeat the reply start they were asked to continue from.
   if (prefix && text.startsWith(prefix)) text = text.slice(prefix.length).trim();
