@@ -121,19 +121,27 @@ async function converse(agent: OpenedAgent, session: ChatSession, options: ChatO
 /**
  * The terminal UI. Replies run one at a time (the view keeps its input off while the agent works); a
  * failing reply closes the view and its error ends the command. Quitting while the agent works exits at
- * once: the state file already holds the last finished reply.
+ * once: the state file already holds the last finished reply. Quitting once the agent has answered
+ * waits for that answer to be saved, since the view opens the reply line before the save is done.
  */
 async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise<void> {
   // Ink and React are loaded only when the view is shown.
   const { renderChatUI } = await import('../../tui/index.js');
-  let busy = false;
+  let answering = false;
+  let saved = Promise.resolve();
   let failure: unknown;
   let finish = () => {};
   const finished = new Promise<void>((resolve) => (finish = resolve));
+  // The agent has answered at its reply event, as the view sees it; the save comes after.
+  const stopWatching = agent.bus.on((event) => {
+    if (event.type === 'reply') answering = false;
+  });
   const run = (text: string | undefined) => {
-    busy = true;
-    session.reply(text).then(
-      () => (busy = false),
+    answering = true;
+    saved = session.reply(text).then(
+      () => {
+        answering = false;
+      },
       (error: unknown) => {
         failure = error;
         finish();
@@ -150,12 +158,13 @@ async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise
     // A graph the agent can edit gets the History panel.
     ...(agent.graph instanceof VersionedGraph ? { history: agent.graph } : {}),
     onSubmit: run,
-    onQuit: () => (busy ? process.exit(130) : finish()),
+    onQuit: () => (answering ? process.exit(130) : void saved.then(finish)),
   });
   if (session.fresh) run(undefined);
   try {
     await finished;
   } finally {
+    stopWatching();
     ui.unmount();
   }
   if (failure !== undefined) throw failure;
