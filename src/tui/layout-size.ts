@@ -26,9 +26,13 @@ export interface ChatHeights {
 /** The smallest panel height that still shows a line between two scroll markers, plus a title. */
 const MIN_PANELS = 4;
 
-/** Splits the rows of a terminal between the chat layout's regions. */
+/**
+ * Splits the rows of a terminal between the chat layout's regions. A quarter of the rows stays above
+ * them, where the transcript's last lines remain in view: finished messages are printed above the live
+ * region, so a live region as tall as the terminal would scroll each reply out of sight at once.
+ */
 export function chatHeights(rows: number): ChatHeights {
-  const budget = Math.max(rows - 1, 0) - 2;
+  const budget = Math.max(rows - 1 - Math.floor(rows / 4), 0) - 2;
   const live = Math.min(Math.max(Math.floor(budget / 6), 2), 5);
   return { panels: Math.max(budget - live, MIN_PANELS), live };
 }
