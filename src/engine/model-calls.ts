@@ -42,6 +42,7 @@ export async function askClassifier(
     prompt: classifierPrompt(question.history, question.question),
     choices: question.choices,
     kind: question.kind,
+    question: question.question,
     purpose: `${what} from ${node.name}`,
   });
   state.modelCalls.push({ role: 'classifier', node: node.name, model: model.id, output: result.label });

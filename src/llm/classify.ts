@@ -19,6 +19,8 @@ interface ClassifyCommon {
   kind?: ClassifyKind;
   /** Shown in events and traces, e.g. `transition from greet`. */
   purpose?: string;
+  /** The question as its author wrote it, for error messages; default: the first line of the prompt. */
+  question?: string;
   /** Total tries when answers are unusable. Default 3. */
   maxAttempts?: number;
   signal?: AbortSignal;
@@ -70,13 +72,14 @@ export function formatChoiceQuestion(
 export async function classify(model: LanguageModel, request: ClassifyRequest): Promise<Classification> {
   const kind = request.kind ?? 'letters';
   const messages = classifierMessages(request, kind);
-  checkChoices(request.choices, kind, messages);
+  const question = request.question ?? questionExcerpt(messages);
+  checkChoices(request.choices, kind, question);
   const labels = choiceLabels(kind, request.choices.length);
   const logitBias = labelLogitBias(model.modelName, labels);
   const result = await withRepair({
     messages,
     tries: request.maxAttempts ?? 3,
-    what: `classifier question "${questionExcerpt(messages)}"`,
+    what: `classifier question "${question}"`,
     ask: (conversation, attempt) =>
       model.complete({
         messages: conversation,
@@ -152,8 +155,7 @@ function classifierMessages(request: ClassifyRequest, kind: ClassifyKind): ChatM
   ];
 }
 
-function checkChoices(choices: readonly string[], kind: ClassifyKind, messages: ChatMessage[]): void {
-  const question = questionExcerpt(messages);
+function checkChoices(choices: readonly string[], kind: ClassifyKind, question: string): void {
   if (kind === 'yesno' && choices.length !== 2) {
     throw new UserError(
       `the yes/no question "${question}" needs exactly 2 choices, not ${choices.length}`,

@@ -141,7 +141,7 @@ describe('meta-agent design', () => {
   });
 
   it('says [scripted] when the answers come from the scripted provider', async () => {
-    const script = fileURLToPath(new URL('../fixtures/design/quiz.script.json', import.meta.url));
+    const script = fileURLToPath(new URL('../../examples/quiz-designer.script.json', import.meta.url));
     const result = await runCli([
       'design',
       'a quiz bot',
