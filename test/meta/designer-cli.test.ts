@@ -157,7 +157,7 @@ describe('meta-agent design', () => {
     expect(result.stdout).toMatch(
       /^designed quiz_bot \[scripted: the answers came from a rules file, not a model\]/,
     );
-    expect(result.stdout).toMatch(/model\s+scripted rules .*quiz\.script\.json \[scripted\]/);
+    expect(result.stdout).toMatch(/model\s+scripted rules .*quiz-designer\.script\.json \[scripted\]/);
     expect(result.stdout).toMatch(/cost\s+none \(local or scripted model\)/);
     expect(existsSync(join(dir, 'quiz_bot.autogram.json'))).toBe(true);
   });
