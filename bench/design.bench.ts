@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { designAgent } from '../meta/design.js';
-import { DEFAULT_DESIGN_LIMITS } from '../meta/host.js';
+import { DEFAULT_DESIGN_LIMITS } from '../meta/limits.js';
 import { OpenAIModel } from '../src/llm/openai.js';
 import type { ModelSet } from '../src/llm/types.js';
 import { cooperativeDesigner } from '../test/fixtures/design/replies.js';

@@ -4,7 +4,6 @@
  * resumed conversation), resolve the models (metered, so every call is an event) and create the
  * interpreter on one event bus.
  */
-import type { Command } from 'commander';
 import { Interpreter } from '../engine/interpreter.js';
 import { conversationGraph } from '../engine/self-mode.js';
 import type { ConversationState } from '../engine/state.js';
@@ -16,7 +15,8 @@ import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
-import { modelsFromOptions, type ModelOptionValues } from './model-options.js';
+import { modelsFromOptions } from './model-options.js';
+import type { ModelOptionValues } from './options.js';
 import { checkStateNodes, readStateFile } from './state-file.js';
 
 /** Config fields a command line may override for one run (the file is not changed). */
@@ -46,14 +46,6 @@ export interface OpenedAgent {
   meter: UsageMeter;
   /** The conversation read from `statePath`; undefined when there was none to resume. */
   saved?: ConversationState;
-}
-
-/** Adds --self-referential, shared by the commands that run graphs. */
-export function addSelfReferentialOption(command: Command): Command {
-  return command.option(
-    '--self-referential',
-    'let code nodes edit the running graph through `self` (also "selfReferential": true in the graph config)',
-  );
 }
 
 /**

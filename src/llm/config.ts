@@ -20,7 +20,7 @@ export type ModelProvider = 'openai' | 'scripted';
 /** A graph file's own model choices (`config.models`), the lowest-priority settings. */
 export type GraphModelConfig = Partial<Record<ModelRole, { model?: string; baseUrl?: string }>>;
 
-/** Settings from the command line (see cli/model-options.ts). */
+/** Settings from the command line (see cli/options.ts). */
 export interface ModelFlags {
   provider?: ModelProvider;
   /** The scripted provider's rules file; implies `provider: 'scripted'`. */

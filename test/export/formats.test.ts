@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exportGraph, formatFromPath, isExportFormat } from '../../src/export/formats.js';
+import { formatFromPath, isExportFormat } from '../../src/export/format-names.js';
+import { exportGraph } from '../../src/export/formats.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { quizGraph } from './fixtures.js';

@@ -2,12 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_DESIGN_LIMITS,
-  designerHelpers,
-  type DesignFinding,
-  type DesignRun,
-} from '../../meta/host.js';
+import { designerHelpers, type DesignFinding, type DesignRun } from '../../meta/host.js';
+import { DEFAULT_DESIGN_LIMITS } from '../../meta/limits.js';
 import { StageTracker } from '../../meta/stages.js';
 import { EventBus } from '../../src/events.js';
 import { graphConfigSchema, type GraphFile } from '../../src/graph/schema.js';

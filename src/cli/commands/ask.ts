@@ -1,9 +1,6 @@
 /** `meta-agent ask TEXT`: one chat completion from the chatbot model, streamed to stdout. */
 import type { Command } from 'commander';
-import { UsageMeter, formatUsage } from '../../llm/usage.js';
-import type { ChatMessage } from '../../llm/types.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, modelsFromOptions } from '../model-options.js';
-import type { ModelOptionValues } from '../model-options.js';
+import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -17,7 +14,8 @@ The answer goes to stdout as it arrives; the model, tokens, cost and time go to 
 \`meta-agent ask "…" > answer.txt\` keeps only the answer.
 ${MODEL_OPTIONS_HELP}`;
 
-interface AskOptions extends ModelOptionValues {
+/** `ask`'s options as commander parses them. */
+export interface AskOptions extends ModelOptionValues {
   system?: string;
 }
 
@@ -31,19 +29,7 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (text: string, options: AskOptions) => {
-      const { models } = await modelsFromOptions(options);
-      const meter = new UsageMeter();
-      const chatbot = meter.wrap('chatbot', models.chatbot);
-      const messages: ChatMessage[] = [
-        ...(options.system ? [{ role: 'system' as const, content: options.system }] : []),
-        { role: 'user', content: text },
-      ];
-      if (chatbot.scripted) process.stdout.write('[scripted] ');
-      const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) =>
-        process.stdout.write(chunk.delta),
-      );
-      process.stdout.write(completion.text.endsWith('\n') ? '' : '\n');
-      const marker = chatbot.scripted ? '[scripted] ' : '';
-      process.stderr.write(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
+      const { runAsk } = await import('../run/ask.js');
+      await runAsk(text, options);
     });
 }

@@ -3,13 +3,12 @@
  * literals as arguments, and prints what it returns as JSON.
  */
 import type { Command } from 'commander';
-import { UserError } from '../../errors.js';
-import { closestName } from '../../graph/names.js';
-import { parseFunctionCall } from '../../graph/parse.js';
-import type { GraphView } from '../../graph/view.js';
-import { formatUsage } from '../../llm/usage.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../model-options.js';
-import { addSelfReferentialOption, openAgent } from '../open-agent.js';
+import {
+  MODEL_OPTIONS_HELP,
+  addModelOptions,
+  addSelfReferentialOption,
+  type ModelOptionValues,
+} from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -24,7 +23,8 @@ is printed on stdout as one line of JSON. Chat nodes cannot run here: nobody is 
 Exit code: 0 with a result, 1 when a node failed, 2 for a bad call, an unknown function or a bad file.
 ${MODEL_OPTIONS_HELP}`;
 
-interface CallOptions extends ModelOptionValues {
+/** `call`'s options as commander parses them. */
+export interface CallOptions extends ModelOptionValues {
   selfReferential?: boolean;
 }
 
@@ -38,63 +38,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, text: string, options: CallOptions) => {
-      const call = parseCall(text);
-      const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
-      try {
-        checkCallable(agent.graph, call.fn, path);
-        const { value } = await agent.interpreter.applyFn(call.fn, call.args);
-        // A bare `return` of nothing gives undefined, which JSON has no word for.
-        process.stdout.write(`${JSON.stringify(value ?? null)}\n`);
-        const usage = agent.meter.total();
-        if (usage.calls > 0) process.stderr.write(`${formatUsage(usage)}\n`);
-      } finally {
-        agent.interpreter.dispose();
-      }
+      const { runCall } = await import('../run/call.js');
+      await runCall(path, text, options);
     });
-}
-
-/** `f(1, "a")` -> { fn: 'f', args: [1, 'a'] }; a bare name is a call without arguments. */
-function parseCall(text: string): { fn: string; args: unknown[] } {
-  const bare = /^\s*([A-Za-z_]\w*)\s*$/.exec(text);
-  if (bare) return { fn: bare[1]!, args: [] };
-  const call = parseFunctionCall(text);
-  if (!call)
-    throw new UserError(
-      `cannot read the call "${text}"`,
-      2,
-      'write it as NAME(ARG, …) with JSON arguments, e.g. "fibonacci(10)" or \'merge_sort([3, 1, 2])\'',
-    );
-  const args = call.args.map((arg, i) => {
-    try {
-      return JSON.parse(arg) as unknown;
-    } catch {
-      throw new UserError(
-        `argument ${i + 1} of ${call.fn}(…) is not a JSON literal: ${arg || '(empty)'}`,
-        2,
-        'write strings in double quotes ("text"), lists as [1, 2] and objects as {"key": 1}',
-      );
-    }
-  });
-  return { fn: call.fn, args };
-}
-
-/** Refuses a name no callable node has, suggesting the closest and listing them all. */
-function checkCallable(graph: GraphView, fn: string, path: string): void {
-  const callables = graph.nodes().flatMap((node) => (node.callable ? [node] : []));
-  if (callables.some((node) => node.callable!.fn === fn)) return;
-  if (callables.length === 0)
-    throw new UserError(
-      `${path} has no function ${fn}: it has no callable nodes`,
-      2,
-      'a callable node is named like f(a, b)',
-    );
-  const guess = closestName(
-    fn,
-    callables.map((node) => node.callable!.fn),
-  );
-  throw new UserError(
-    `${path} has no function ${fn}${guess ? `; did you mean ${guess}?` : ''}`,
-    2,
-    `callable nodes: ${callables.map((node) => node.name).join(', ')}`,
-  );
 }

@@ -1,14 +1,6 @@
 /** `meta-agent export GRAPH`: a graph file as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page. */
 import type { Command } from 'commander';
-import { UserError } from '../../errors.js';
-import {
-  EXPORT_FORMATS,
-  exportGraph,
-  formatFromPath,
-  isExportFormat,
-  type ExportFormat,
-} from '../../export/formats.js';
-import { loadGraphFile, writeFileAtomic } from '../../graph/load.js';
+import { EXPORT_FORMATS } from '../../export/format-names.js';
 
 const EXAMPLES = `
 Examples:
@@ -21,7 +13,8 @@ Examples:
 Formats: ${EXPORT_FORMATS.join(', ')}. Without --format, the extension of -o decides
 (.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with neither, DOT.`;
 
-interface ExportOptions {
+/** `export`'s options as commander parses them. */
+export interface ExportOptions {
   format?: string;
   output?: string;
 }
@@ -36,27 +29,7 @@ export function register(program: Command): void {
     .option('-o, --output <file>', 'write to FILE instead of stdout')
     .addHelpText('after', EXAMPLES)
     .action(async (graph: string, options: ExportOptions) => {
-      const format = chooseFormat(options);
-      const { file, warnings } = await loadGraphFile(graph);
-      const result = await exportGraph(file, format);
-      for (const warning of [...warnings, ...result.warnings]) process.stderr.write(`warning: ${warning}\n`);
-      if (options.output) {
-        await writeFileAtomic(options.output, result.text);
-        process.stderr.write(`wrote ${options.output} (${format}, ${file.nodes.length} nodes)\n`);
-      } else process.stdout.write(result.text);
+      const { runExport } = await import('../run/export.js');
+      await runExport(graph, options);
     });
-}
-
-function chooseFormat(options: ExportOptions): ExportFormat {
-  const hint = `use one of: ${EXPORT_FORMATS.join(', ')}`;
-  if (options.format !== undefined) {
-    const name = options.format.toLowerCase();
-    if (!isExportFormat(name)) throw new UserError(`unknown format "${options.format}"`, 2, hint);
-    return name;
-  }
-  if (!options.output) return 'dot';
-  const inferred = formatFromPath(options.output);
-  if (!inferred)
-    throw new UserError(`cannot tell the format from "${options.output}"`, 2, `pass --format; ${hint}`);
-  return inferred;
 }

@@ -10,7 +10,11 @@ import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
 
-/** Every command registers itself on the program. One file per command in this folder. */
+/**
+ * Every command registers itself on the program. One file per command in this folder, declaring only its
+ * arguments, options and help; its action imports the implementation (../run/NAME.ts) when it runs, so
+ * `--help` loads little beyond commander and a command loads only what it uses.
+ */
 export type RegisterCommand = (program: Command) => void;
 
 export const commands: RegisterCommand[] = [

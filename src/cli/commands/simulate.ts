@@ -4,13 +4,13 @@
  * instruction says; the report shows, per node, how often the classifier then took the transition the
  * simulated user aimed at, and which edges no conversation took.
  */
-import { randomInt } from 'node:crypto';
 import { InvalidArgumentError, type Command } from 'commander';
-import { seededRandom, simulateConversations, type SimulationReport } from '../../engine/simulate.js';
-import { formatUsage } from '../../llm/usage.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../model-options.js';
-import { addSelfReferentialOption, openAgent } from '../open-agent.js';
-import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
+import {
+  MODEL_OPTIONS_HELP,
+  addModelOptions,
+  addSelfReferentialOption,
+  type ModelOptionValues,
+} from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -26,7 +26,8 @@ gives the same samples (the models may still vary); without --seed a random one 
 Progress goes to stderr, one line per conversation; the report goes to stdout.
 ${MODEL_OPTIONS_HELP}`;
 
-interface SimulateOptions extends ModelOptionValues {
+/** `simulate`'s options as commander parses them. */
+export interface SimulateOptions extends ModelOptionValues {
   conversations: number;
   turns: number;
   seed?: number;
@@ -47,34 +48,8 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: SimulateOptions) => {
-      const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
-      const seed = options.seed ?? randomInt(2 ** 31);
-      const rng = seededRandom(seed);
-      const count = options.conversations;
-      const noun = count === 1 ? 'conversation' : 'conversations';
-      process.stderr.write(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
-      const reports: SimulationReport[] = [];
-      try {
-        // One conversation per call, so each reports progress; the shared random source keeps the
-        // samples those of a single run of `count`.
-        for (let i = 1; i <= count; i++) {
-          const report = await simulateConversations(agent.interpreter, {
-            count: 1,
-            turns: options.turns,
-            rng,
-          });
-          reports.push(report);
-          process.stderr.write(`${progressLine(i, count, report.conversations[0]!)}\n`);
-        }
-      } finally {
-        agent.interpreter.dispose();
-      }
-      const summary = summarize(agent.graph, reports, { seed, turns: options.turns });
-      if (options.json) {
-        const transcripts = reports.flatMap((r) => r.conversations).map((c) => transcriptOf(agent.graph, c));
-        process.stdout.write(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
-      } else process.stdout.write(`${formatSummary(summary)}\n`);
-      process.stderr.write(`${formatUsage(agent.meter.total())}\n`);
+      const { runSimulate } = await import('../run/simulate.js');
+      await runSimulate(path, options);
     });
 }
 

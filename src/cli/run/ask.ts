@@ -1,0 +1,23 @@
+/** What `meta-agent ask` does (declared in ../commands/ask.ts). */
+import { UsageMeter, formatUsage } from '../../llm/usage.js';
+import type { ChatMessage } from '../../llm/types.js';
+import type { AskOptions } from '../commands/ask.js';
+import { modelsFromOptions } from '../model-options.js';
+
+/** Sends `text` to the chatbot model and streams the answer to stdout; usage goes to stderr. */
+export async function runAsk(text: string, options: AskOptions): Promise<void> {
+  const { models } = await modelsFromOptions(options);
+  const meter = new UsageMeter();
+  const chatbot = meter.wrap('chatbot', models.chatbot);
+  const messages: ChatMessage[] = [
+    ...(options.system ? [{ role: 'system' as const, content: options.system }] : []),
+    { role: 'user', content: text },
+  ];
+  if (chatbot.scripted) process.stdout.write('[scripted] ');
+  const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) =>
+    process.stdout.write(chunk.delta),
+  );
+  process.stdout.write(completion.text.endsWith('\n') ? '' : '\n');
+  const marker = chatbot.scripted ? '[scripted] ' : '';
+  process.stderr.write(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
+}

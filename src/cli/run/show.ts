@@ -1,0 +1,63 @@
+/** What `meta-agent show` does (declared in ../commands/show.ts). */
+import type { CompiledNode, TransitionTarget } from '../../graph/parse.js';
+import type { GraphFile } from '../../graph/schema.js';
+import { startNodeOf, visitMembers, wildcardMembers } from '../../graph/structure.js';
+import { compileGraph } from '../../graph/view.js';
+import { countFindings, openGraph } from '../load-graph.js';
+
+const EXCERPT = 76;
+
+/** Prints the summary of the graph file at `path`, even one with lint errors. */
+export async function runShow(path: string): Promise<void> {
+  const { file, findings, warnings } = await openGraph(path, { allowErrors: true });
+  process.stdout.write(describeGraph(file, path, countFindings(findings, warnings.length)));
+}
+
+/** The whole summary as text. */
+function describeGraph(file: GraphFile, path: string, findings: string): string {
+  const { nodes } = compileGraph(file);
+  const names = new Set(nodes.map((n) => n.name));
+  const has = (name: string): boolean => names.has(name);
+  const start = startNodeOf(file);
+  const lines = [`${file.name} (${path})`];
+  if (file.description) lines.push(`  ${excerpt(file.description)}`);
+  lines.push(`${nodes.length} nodes, start: ${start ?? '(none)'}; ${findings}`, '');
+  for (const node of nodes) lines.push(...describeNode(node, node.name === start, has));
+  return `${lines.join('\n')}\n`;
+}
+
+function describeNode(node: CompiledNode, isStart: boolean, has: (name: string) => boolean): string[] {
+  const marks = [
+    isStart ? '[start]' : '',
+    node.callable ? '[function]' : '',
+    node.isInterjection ? `[interjection: ${excerpt(node.conditionInterjection ?? '')}]` : '',
+  ].filter(Boolean);
+  const lines = [[node.name, node.action, ...marks].join('  ')];
+  if (node.instruction.trim()) lines.push(`    ${excerpt(node.instruction)}`);
+  if (node.booleanCondition) lines.push(`    if ${excerpt(node.booleanCondition)}`);
+  if (node.call) lines.push(`    calls ${node.call.fn}(${node.call.args.join(', ')}), then continues below`);
+  if (node.transitions.length > 1 && node.transitionQuestion)
+    lines.push(`    ? ${excerpt(node.transitionQuestion)}`);
+  node.targets.forEach((target, i) => {
+    const choice = node.transitions.length > 1 ? node.transitionChoices[i] : undefined;
+    lines.push(`    → ${describeTarget(node.transitions[i]!, target, has)}${choice ? `  [${choice}]` : ''}`);
+  });
+  return lines;
+}
+
+function describeTarget(text: string, target: TransitionTarget, has: (name: string) => boolean): string {
+  const group =
+    target.kind === 'wildcard'
+      ? wildcardMembers(target.prefix, has)
+      : target.kind === 'visit'
+        ? visitMembers(target.base, has)
+        : undefined;
+  if (group) return `${text} (${group.length > 0 ? group.join(', ') : 'no members'})`;
+  if (target.kind === 'node' && !has(target.name)) return `${text} (missing)`;
+  return text;
+}
+
+function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > EXCERPT ? `${line.slice(0, EXCERPT - 1)}…` : line;
+}

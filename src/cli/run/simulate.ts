@@ -1,0 +1,39 @@
+/** What `meta-agent simulate` does (declared in ../commands/simulate.ts). */
+import { randomInt } from 'node:crypto';
+import { seededRandom, simulateConversations, type SimulationReport } from '../../engine/simulate.js';
+import { formatUsage } from '../../llm/usage.js';
+import type { SimulateOptions } from '../commands/simulate.js';
+import { openAgent } from '../open-agent.js';
+import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
+
+/** Simulates the conversations with the graph at `path`, with progress on stderr and the report on stdout. */
+export async function runSimulate(path: string, options: SimulateOptions): Promise<void> {
+  const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
+  const seed = options.seed ?? randomInt(2 ** 31);
+  const rng = seededRandom(seed);
+  const count = options.conversations;
+  const noun = count === 1 ? 'conversation' : 'conversations';
+  process.stderr.write(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
+  const reports: SimulationReport[] = [];
+  try {
+    // One conversation per call, so each reports progress; the shared random source keeps the
+    // samples those of a single run of `count`.
+    for (let i = 1; i <= count; i++) {
+      const report = await simulateConversations(agent.interpreter, {
+        count: 1,
+        turns: options.turns,
+        rng,
+      });
+      reports.push(report);
+      process.stderr.write(`${progressLine(i, count, report.conversations[0]!)}\n`);
+    }
+  } finally {
+    agent.interpreter.dispose();
+  }
+  const summary = summarize(agent.graph, reports, { seed, turns: options.turns });
+  if (options.json) {
+    const transcripts = reports.flatMap((r) => r.conversations).map((c) => transcriptOf(agent.graph, c));
+    process.stdout.write(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
+  } else process.stdout.write(`${formatSummary(summary)}\n`);
+  process.stderr.write(`${formatUsage(agent.meter.total())}\n`);
+}

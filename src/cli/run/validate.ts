@@ -1,0 +1,69 @@
+/** What `meta-agent validate` does (declared in ../commands/validate.ts). */
+import { isUserError } from '../../errors.js';
+import type { Finding } from '../../graph/lint.js';
+import type { ValidateOptions } from '../commands/validate.js';
+import { countFindings, formatFinding, openGraph } from '../load-graph.js';
+
+/** The result for one file, as `--json` prints it. */
+interface FileReport {
+  file: string;
+  nodes?: number;
+  findings: Finding[];
+  warnings: string[];
+  /** Why the file could not be loaded as a graph at all (then there are no findings). */
+  failed?: { message: string; exitCode: 1 | 2 };
+}
+
+/**
+ * Lints every file in `paths` and prints the findings; the exit code is 1 when a graph has errors, 2 when a
+ * file cannot be read.
+ */
+export async function runValidate(paths: string[], options: ValidateOptions): Promise<void> {
+  const reports: FileReport[] = [];
+  let exitCode = 0;
+  for (const path of paths) {
+    const report = await check(path);
+    reports.push(report);
+    const code = report.failed?.exitCode ?? (report.findings.some(isError) ? 1 : 0);
+    exitCode = Math.max(exitCode, code);
+    if (!options.json) printReport(report);
+  }
+  if (options.json)
+    process.stdout.write(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
+  process.exitCode = exitCode;
+}
+
+async function check(path: string): Promise<FileReport> {
+  const warnings: string[] = [];
+  try {
+    const { file, findings } = await openGraph(path, { allowErrors: true, warn: (w) => warnings.push(w) });
+    return { file: path, nodes: file.nodes.length, findings, warnings };
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return {
+      file: path,
+      findings: [],
+      warnings,
+      failed: { message: error.message, exitCode: error.exitCode },
+    };
+  }
+}
+
+function printReport(report: FileReport): void {
+  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  if (report.failed) {
+    out(`error    ${report.failed.message}`);
+    return;
+  }
+  for (const warning of report.warnings) out(`warning  ${warning}`);
+  for (const finding of report.findings) {
+    out(`${finding.severity.padEnd(9)}${formatFinding(finding)}`);
+    if (finding.hint) out(`         hint: ${finding.hint}`);
+  }
+  const nodes = report.nodes === undefined ? '' : `${report.nodes} nodes, `;
+  out(`${report.file}: ${nodes}${countFindings(report.findings, report.warnings.length)}`);
+}
+
+function isError(finding: Finding): boolean {
+  return finding.severity === 'error';
+}
