@@ -2,7 +2,18 @@
  * The typed event stream. The interpreter, the designer and the goal loop emit these; the TUI, the
  * `--json` output and the JSONL trace file are three consumers of the same stream. A leaf module.
  */
-import type { ModelRole, TokenUsage } from './llm/types.js';
+
+/**
+ * The four jobs a model does for an agent; each may use its own model and endpoint. Declared here, not
+ * in llm/, so that this module stays a leaf: the LLM layer imports the event types, not the other way.
+ */
+export type ModelRole = 'chatbot' | 'classifier' | 'userbot' | 'embedder';
+
+/** Tokens one model call used. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
 
 export type TransitionKind =
   | 'single'

@@ -2,18 +2,14 @@
  * The one small interface every language-model backend implements. Classification, structured output
  * and retries are layered above it once (see classify.ts, structured.ts), as the Vercel AI SDK does.
  */
+import type { ModelRole, TokenUsage } from '../events.js';
 
-/** The four jobs a model does for an agent; each may use its own model and endpoint. */
-export type ModelRole = 'chatbot' | 'classifier' | 'userbot' | 'embedder';
+/** Declared with the events that report model calls (events.ts is a leaf module). */
+export type { ModelRole, TokenUsage };
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
-}
-
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
 }
 
 export type ResponseFormat =
