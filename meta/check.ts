@@ -6,6 +6,7 @@
  */
 import { Interpreter } from '../src/engine/interpreter.js';
 import { seededRandom, simulateConversations, type SimulationReport } from '../src/engine/simulate.js';
+import { isChatAction } from '../src/graph/parse.js';
 import type { GraphFile, NodeSpec } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';
 import type { ModelSet } from '../src/llm/types.js';
@@ -48,7 +49,7 @@ export async function checkGraph(
 }
 
 function figuresOf(file: GraphFile, report: SimulationReport): CheckFigures {
-  const chatNodes = file.nodes.filter((n) => n.action === 'chat' || n.action === 'chat_exact');
+  const chatNodes = file.nodes.filter((n) => isChatAction(n.action));
   const edges = chatNodes.reduce((sum, n) => sum + n.transitions.length, 0);
   const perNode = Object.values(report.nodes);
   return {

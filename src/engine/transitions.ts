@@ -5,7 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
-import { parseTransition, type CompiledNode } from '../graph/parse.js';
+import { isChatAction, parseTransition, type CompiledNode } from '../graph/parse.js';
 import { visitMembers, wildcardMembers } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import { variablesInScope } from './memory.js';
@@ -46,11 +46,9 @@ export type Resolution =
   | { kind: 'return'; expression?: string }
   | { kind: 'quit' };
 
-const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
-
 /** True for the nodes that reply to the user and wait (after which interjections are checked). */
 export function isChatNode(node: CompiledNode): boolean {
-  return CHAT_ACTIONS.has(node.action);
+  return isChatAction(node.action);
 }
 
 /** Choices are a yes/no pair when, ignoring case and a final period, they are exactly "yes" and "no". */

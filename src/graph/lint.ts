@@ -3,7 +3,7 @@
  * self-editing all go through it, so a problem is reported the same way wherever it is found.
  */
 import { closestName, nodeNameProblem } from './names.js';
-import type { CompiledNode } from './parse.js';
+import { isChatAction, type CompiledNode } from './parse.js';
 import type { GraphFile } from './schema.js';
 import { reachableFrom, startNodeOf, visitMembers, wildcardMembers } from './structure.js';
 import { compileGraph } from './view.js';
@@ -18,8 +18,6 @@ export interface Finding {
 
 /** The most answers a multiple-choice transition question can offer: one letter each, A–Z. */
 export const MAX_CHOICES = 26;
-
-const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
 
 /** What every check reads: the compiled nodes and a lookup by name. */
 interface LintContext {
@@ -116,7 +114,7 @@ function transitionFindings(node: CompiledNode, ctx: LintContext): Finding[] {
       `has ${node.userInstructions.length} userInstructions for ${count} transitions`,
       'the user simulator needs one instruction per transition',
     );
-  if (count === 0 && !CHAT_ACTIONS.has(node.action))
+  if (count === 0 && !isChatAction(node.action))
     warning(
       `a ${node.action} node with no transitions: the conversation would stop here without a reply`,
       'add a transition, or "quit" to end the run on purpose',

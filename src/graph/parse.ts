@@ -116,10 +116,16 @@ export function parseTransition(text: string): TransitionTarget {
 }
 
 const CALL_ACTIONS = new Set(['function', 'local_function', 'global_function']);
+const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
 
 /** True for the three actions that call an autogram function. */
 export function isCallAction(action: string): boolean {
   return CALL_ACTIONS.has(action);
+}
+
+/** True for the actions that reply to the user and wait (after which interjections are checked). */
+export function isChatAction(action: string): boolean {
+  return CHAT_ACTIONS.has(action);
 }
 
 /** Parses every string of a node; problems are returned, not thrown, so a linter can report them all. */
