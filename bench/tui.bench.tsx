@@ -23,7 +23,7 @@ import { graphFileSchema } from '../src/graph/schema.js';
 import { StaticGraph, type GraphView } from '../src/graph/view.js';
 import { App } from '../src/tui/App.js';
 import { GraphPanel } from '../src/tui/components/GraphPanel.js';
-import { StatusBar } from '../src/tui/components/StatusBar.js';
+import { runStatus, StatusBar } from '../src/tui/components/StatusBar.js';
 import { layoutGraph } from '../src/tui/graph-layout.js';
 import { colorTheme, ThemeContext } from '../src/tui/theme.js';
 import { useRunState } from '../src/tui/use-run-state.js';
@@ -92,18 +92,7 @@ function PanelAndStatus({ bus, graph }: { bus: EventBus; graph: GraphView }) {
         focused
         height={TERMINAL.rows - 3}
       />
-      <StatusBar
-        model={state.model}
-        scripted={state.scripted}
-        nodeCount={state.nodeCount}
-        version={state.version}
-        tokens={state.tokens}
-        cost={state.cost}
-        modelCalls={state.modelCalls}
-        unpricedCalls={state.unpricedCalls}
-        elapsedMs={0}
-        errorCount={state.errorCount}
-      />
+      <StatusBar {...runStatus(state, 0)} />
     </Box>
   );
 }

@@ -1,4 +1,4 @@
-import { useInput, useStdin } from 'ink';
+import { useApp, useInput, useStdin } from 'ink';
 import { useRef, useState } from 'react';
 import { handleKey, initialUiState, type KeyContext, type UiState } from './ui-state.js';
 
@@ -6,6 +6,7 @@ import { handleKey, initialUiState, type KeyContext, type UiState } from './ui-s
 export interface KeyboardOptions {
   context: KeyContext;
   onSubmit?: (text: string) => void;
+  /** Called on `q` or Ctrl+C, once the view has unmounted. */
   onQuit: () => void;
 }
 
@@ -14,6 +15,7 @@ export interface KeyboardOptions {
  * the view still follows the run, it just cannot be steered.
  */
 export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiState {
+  const { exit } = useApp();
   const [ui, setUi] = useState(() => initialUiState(context.panels));
   // Keys can arrive faster than React re-renders (a paste, key repeat), so each one must see the
   // state the previous one left, not the state of the last render.
@@ -25,7 +27,12 @@ export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiS
       latest.current = next;
       setUi(next);
       if (effect?.kind === 'submit') onSubmit?.(effect.text);
-      if (effect?.kind === 'quit') onQuit();
+      if (effect?.kind === 'quit') {
+        // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which
+        // may save and exit the process at once, gets control.
+        exit();
+        onQuit();
+      }
     },
     { isActive: isRawModeSupported },
   );

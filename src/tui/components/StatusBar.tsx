@@ -1,6 +1,7 @@
 import { Text } from 'ink';
 import { memo } from 'react';
 import { formatCost, formatCount, formatElapsed } from '../format.js';
+import type { RunState } from '../run-state.js';
 import { useTheme } from '../theme.js';
 
 export interface StatusBarProps {
@@ -38,6 +39,29 @@ export const StatusBar = memo(function StatusBar(props: StatusBarProps) {
     </Text>
   );
 });
+
+/**
+ * The status bar's figures from the run state. `before` names the model, and says the scripted
+ * provider answers, until a model call does.
+ */
+export function runStatus(
+  state: RunState,
+  elapsedMs: number,
+  before: { model?: string; scripted?: boolean } = {},
+): StatusBarProps {
+  return {
+    model: state.model ?? before.model,
+    scripted: state.scripted || before.scripted === true,
+    nodeCount: state.nodeCount,
+    version: state.version,
+    tokens: state.tokens,
+    cost: state.cost,
+    modelCalls: state.modelCalls,
+    unpricedCalls: state.unpricedCalls,
+    elapsedMs,
+    errorCount: state.errorCount,
+  };
+}
 
 /** `est. $0.0012`; `est. ≥ $0.0012` when some models have no price; `est. cost n/a` when none has. */
 function costText(cost: number, calls: number, unpriced: number): string {

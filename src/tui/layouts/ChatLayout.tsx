@@ -1,4 +1,4 @@
-import { Box, useApp } from 'ink';
+import { Box } from 'ink';
 import { useCallback, useMemo } from 'react';
 import type { EventBus } from '../../events.js';
 import type { GraphView } from '../../graph/view.js';
@@ -8,7 +8,7 @@ import { HistoryView } from '../components/HistoryView.js';
 import { InputLine } from '../components/InputLine.js';
 import { LiveTurn } from '../components/LiveTurn.js';
 import { NodeInspector } from '../components/NodeInspector.js';
-import { StatusBar } from '../components/StatusBar.js';
+import { runStatus, StatusBar } from '../components/StatusBar.js';
 import { Transcript } from '../components/Transcript.js';
 import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
@@ -44,11 +44,7 @@ export interface ChatLayoutProps {
 /** Transcript above; graph and inspector (or history) side by side; the live turn; status; reply line. */
 export function ChatLayout(props: ChatLayoutProps) {
   const { bus, graph, history, onSubmit, onQuit } = props;
-  const { exit } = useApp();
-  const { state, submitted } = useRunState(bus, graph, {
-    ...(props.estimateCost ? { estimateCost: props.estimateCost } : {}),
-    ...(props.now ? { now: props.now } : {}),
-  });
+  const { state, submitted } = useRunState(bus, graph, props);
   // The graph object is edited in place; its version (from the events) says when to lay it out again.
   const layout = useMemo(() => layoutGraph(graph), [graph, state.version]);
   const records = useMemo(() => (history ? [...history.history()].reverse() : []), [history, state.version]);
@@ -64,12 +60,6 @@ export function ChatLayout(props: ChatLayoutProps) {
     },
     [submitted, onSubmit],
   );
-  // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which may
-  // save and exit the process at once, gets control.
-  const quit = useCallback(() => {
-    exit();
-    onQuit();
-  }, [onQuit, exit]);
   const ui = useKeyboard({
     context: {
       panels,
@@ -79,7 +69,7 @@ export function ChatLayout(props: ChatLayoutProps) {
       inputEnabled,
     },
     onSubmit: submit,
-    onQuit: quit,
+    onQuit,
   });
 
   const size = useTerminalSize(props.size);
@@ -148,18 +138,7 @@ export function ChatLayout(props: ChatLayoutProps) {
           />
         </>
       )}
-      <StatusBar
-        model={state.model ?? props.model}
-        scripted={state.scripted || props.scripted === true}
-        nodeCount={state.nodeCount}
-        version={state.version}
-        tokens={state.tokens}
-        cost={state.cost}
-        modelCalls={state.modelCalls}
-        unpricedCalls={state.unpricedCalls}
-        elapsedMs={elapsedMs}
-        errorCount={state.errorCount}
-      />
+      <StatusBar {...runStatus(state, elapsedMs, props)} />
       <InputLine
         value={ui.draft}
         enabled={inputEnabled}

@@ -1,12 +1,12 @@
-import { Box, useApp } from 'ink';
-import { useCallback, useMemo } from 'react';
+import { Box } from 'ink';
+import { useMemo } from 'react';
 import type { EventBus } from '../../events.js';
 import type { GraphView } from '../../graph/view.js';
 import { DesignProgress } from '../components/DesignProgress.js';
 import { GraphPanel } from '../components/GraphPanel.js';
 import { HelpOverlay } from '../components/HelpOverlay.js';
 import { NodeInspector } from '../components/NodeInspector.js';
-import { StatusBar } from '../components/StatusBar.js';
+import { runStatus, StatusBar } from '../components/StatusBar.js';
 import { Transcript } from '../components/Transcript.js';
 import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
@@ -40,18 +40,8 @@ const GRAPH_PANELS: Panel[] = ['graph', 'inspector'];
 /** Errors above; stages with the streamed text, beside the designer graph when there is one; status. */
 export function DesignLayout(props: DesignLayoutProps) {
   const { bus, graph, onQuit } = props;
-  const { exit } = useApp();
-  const { state } = useRunState(bus, graph, {
-    ...(props.estimateCost ? { estimateCost: props.estimateCost } : {}),
-    ...(props.now ? { now: props.now } : {}),
-  });
+  const { state } = useRunState(bus, graph, props);
   const layout = useMemo(() => (graph ? layoutGraph(graph) : undefined), [graph, state.version]);
-  // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which may
-  // save and exit the process at once, gets control.
-  const quit = useCallback(() => {
-    exit();
-    onQuit();
-  }, [onQuit, exit]);
   const ui = useKeyboard({
     context: {
       panels: graph ? GRAPH_PANELS : NO_PANELS,
@@ -60,7 +50,7 @@ export function DesignLayout(props: DesignLayoutProps) {
       historyLength: 0,
       inputEnabled: false,
     },
-    onQuit: quit,
+    onQuit,
   });
 
   const size = useTerminalSize(props.size);
@@ -113,18 +103,7 @@ export function DesignLayout(props: DesignLayoutProps) {
           ) : null}
         </Box>
       )}
-      <StatusBar
-        model={state.model ?? props.model}
-        scripted={state.scripted || props.scripted === true}
-        nodeCount={state.nodeCount}
-        version={state.version}
-        tokens={state.tokens}
-        cost={state.cost}
-        modelCalls={state.modelCalls}
-        unpricedCalls={state.unpricedCalls}
-        elapsedMs={elapsedMs}
-        errorCount={state.errorCount}
-      />
+      <StatusBar {...runStatus(state, elapsedMs, props)} />
     </Box>
   );
 }
