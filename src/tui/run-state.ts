@@ -182,35 +182,33 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
     case 'model.delta':
       return streamDelta(state, event.delta, event.role);
     case 'transition': {
-      const turn = settleThought(state.turn);
-      const decision: Decision = {
-        kind: 'transition',
-        from: event.from,
-        to: event.to,
-        via: event.kind,
-        ...(event.question !== undefined ? { question: event.question } : {}),
-        ...(event.choices !== undefined ? { choices: event.choices } : {}),
-        ...(event.answer !== undefined ? { answer: event.answer } : {}),
-      };
       const ended = event.kind === 'quit';
       return {
         ...state,
-        turn: { ...turn, decisions: [...turn.decisions, decision] },
+        turn: withDecision(state.turn, {
+          kind: 'transition',
+          from: event.from,
+          to: event.to,
+          via: event.kind,
+          ...(event.question !== undefined ? { question: event.question } : {}),
+          ...(event.choices !== undefined ? { choices: event.choices } : {}),
+          ...(event.answer !== undefined ? { answer: event.answer } : {}),
+        }),
         ended: state.ended || ended,
         working: ended ? false : state.working,
       };
     }
-    case 'variable.set': {
+    case 'variable.set':
       // A thought stored with `x = …` is set right after it streams: the thought comes first.
-      const turn = settleThought(state.turn);
-      const decision: Decision = {
-        kind: 'variable',
-        node: event.node,
-        name: event.name,
-        value: showValue(event.value),
+      return {
+        ...state,
+        turn: withDecision(state.turn, {
+          kind: 'variable',
+          node: event.node,
+          name: event.name,
+          value: showValue(event.value),
+        }),
       };
-      return { ...state, turn: { ...turn, decisions: [...turn.decisions, decision] } };
-    }
     case 'reply': {
       const turn = settleThought(state.turn);
       const entry: TranscriptEntry = {
@@ -275,6 +273,12 @@ function settleThought(turn: Turn): Turn {
   return { ...rest, decisions: [...rest.decisions, { kind: 'thought', ...thinking }] };
 }
 
+/** Adds a decision after the thought in progress, which is settled first. */
+function withDecision(turn: Turn, decision: Decision): Turn {
+  const settled = settleThought(turn);
+  return { ...settled, decisions: [...settled.decisions, decision] };
+}
+
 /**
  * During a design stage the stream belongs to the stage started last. Otherwise the chatbot's stream
  * is the thought or the reply in progress; other roles (the simulated user) do not speak for the agent.
@@ -335,6 +339,6 @@ function guessNames(
 
 /** Variables may hold anything; the transcript shows one short line of JSON. */
 function showValue(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  const text = JSON.stringify(value) ?? String(value);
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
