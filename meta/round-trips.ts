@@ -9,7 +9,6 @@ import type {
   CompletionRequest,
   Embeddings,
   LanguageModel,
-  ModelRole,
   ModelSet,
 } from '../src/llm/types.js';
 
@@ -49,8 +48,7 @@ export class RoundTripTracker {
       if (!w) wrapped.set(model, (w = this.wrap(model)));
       return w;
     };
-    const roles: ModelRole[] = ['chatbot', 'classifier', 'userbot', 'embedder'];
-    return Object.fromEntries(roles.map((role) => [role, wrap(models[role])])) as ModelSet;
+    return Object.fromEntries(Object.entries(models).map(([role, model]) => [role, wrap(model)])) as ModelSet;
   }
 
   /** A model that behaves as `model` and reports each call to this tracker. */
