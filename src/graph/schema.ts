@@ -53,7 +53,6 @@ export const modelRefSchema = z.object({
   model: z.string().optional(),
   baseUrl: z.string().optional(),
 });
-export type ModelRef = z.infer<typeof modelRefSchema>;
 
 export const graphConfigSchema = z.object({
   agentName: z.string().default('Agent'),

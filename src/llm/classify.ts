@@ -13,7 +13,10 @@ import type { ChatMessage, LanguageModel, TokenUsage } from './types.js';
 /** `letters`: choices labelled A, B, C…; `yesno`: two choices, the first meaning Yes, the second No. */
 export type ClassifyKind = 'letters' | 'yesno';
 
-interface ClassifyCommon {
+/** A question that classify formats with its choices, after optional context messages. */
+export interface ClassifyRequest {
+  prompt: string;
+  context?: ChatMessage[];
   choices: string[];
   /** Default `letters`. */
   kind?: ClassifyKind;
@@ -21,17 +24,7 @@ interface ClassifyCommon {
   purpose?: string;
   /** The question as its author wrote it, for error messages; default: the first line of the prompt. */
   question?: string;
-  /** Total tries when answers are unusable. Default 3. */
-  maxAttempts?: number;
-  signal?: AbortSignal;
 }
-
-/**
- * Either a question that classify formats with its choices (after optional context messages), or
- * messages the caller formatted already, the question last.
- */
-export type ClassifyRequest = ClassifyCommon &
-  ({ prompt: string; context?: ChatMessage[] } | { messages: ChatMessage[] });
 
 export interface Classification {
   /** Index into `choices`. */
@@ -68,17 +61,20 @@ export function formatChoiceQuestion(
   return `${question.trim()}\n${lines.join('\n')}\nAnswer with the letter only.`;
 }
 
-/** Asks the classifier and returns the chosen choice. */
+/** Asks the classifier (3 tries at most) and returns the chosen choice. */
 export async function classify(model: LanguageModel, request: ClassifyRequest): Promise<Classification> {
   const kind = request.kind ?? 'letters';
-  const messages = classifierMessages(request, kind);
+  const messages: ChatMessage[] = [
+    ...(request.context ?? []),
+    { role: 'user', content: formatChoiceQuestion(request.prompt, request.choices, kind) },
+  ];
   const question = request.question ?? questionExcerpt(messages);
   checkChoices(request.choices, kind, question);
   const labels = choiceLabels(kind, request.choices.length);
   const logitBias = labelLogitBias(model.modelName, labels);
   const result = await withRepair({
     messages,
-    tries: request.maxAttempts ?? 3,
+    tries: 3,
     what: `classifier question "${question}"`,
     ask: (conversation, attempt) =>
       model.complete({
@@ -87,7 +83,6 @@ export async function classify(model: LanguageModel, request: ClassifyRequest): 
         temperature: 0,
         logitBias,
         purpose: request.purpose ?? 'classify',
-        signal: request.signal,
       }),
     parse: (text) => parseChoice(text, kind, request.choices),
     feedback: () =>
@@ -145,14 +140,6 @@ function parseYesNo(answer: string): number | undefined {
   const no = /\bno\b/i.test(answer);
   if (yes !== no) return yes ? 0 : 1;
   return undefined;
-}
-
-function classifierMessages(request: ClassifyRequest, kind: ClassifyKind): ChatMessage[] {
-  if ('messages' in request) return request.messages;
-  return [
-    ...(request.context ?? []),
-    { role: 'user', content: formatChoiceQuestion(request.prompt, request.choices, kind) },
-  ];
 }
 
 function checkChoices(choices: readonly string[], kind: ClassifyKind, question: string): void {

@@ -20,9 +20,6 @@ export interface GenerateObjectOptions {
   purpose?: string;
   /** The schema's name in `response_format` (letters, digits, `_`, `-`). Default `answer`. */
   name?: string;
-  temperature?: number;
-  maxTokens?: number;
-  signal?: AbortSignal;
 }
 
 export interface GeneratedObject<T> {
@@ -65,10 +62,7 @@ export async function generateObject<T>(
           const completion = await model.complete({
             messages: conversation,
             responseFormat: responseFormat(format, name, jsonSchema),
-            temperature: options.temperature,
-            maxTokens: options.maxTokens,
             purpose: options.purpose,
-            signal: options.signal,
           });
           acceptedFormats.set(model.id, format);
           return completion;

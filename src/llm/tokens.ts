@@ -2,7 +2,7 @@
  * Token counting with tiktoken, and the token ids of classifier answer labels for `logit_bias`.
  *
  * Encoders are WASM objects: they are created once per encoding and kept for the life of the process
- * (a handful at most); `freeTokenEncoders` releases them for callers that need the memory back.
+ * (a handful at most).
  */
 import { get_encoding, get_encoding_name_for_model } from '@dqbd/tiktoken';
 import type { Tiktoken, TiktokenEncoding, TiktokenModel } from '@dqbd/tiktoken';
@@ -84,10 +84,4 @@ export function labelLogitBias(
 /** The text of one token id in `modelName`'s encoding (the fallback encoding for unknown models). */
 export function tokenText(modelName: string, tokenId: number): string {
   return new TextDecoder().decode(encoderFor(modelName).decode(new Uint32Array([tokenId])));
-}
-
-/** Releases the cached WASM encoders; later calls create them again. */
-export function freeTokenEncoders(): void {
-  for (const encoder of encoders.values()) encoder.free();
-  encoders.clear();
 }
