@@ -1,5 +1,4 @@
 /** Every export format behind one call (format-names.ts names them). */
-import { graphToCsv } from '../graph/csv.js';
 import type { GraphFile } from '../graph/schema.js';
 import { toDot } from './dot.js';
 import type { ExportFormat } from './format-names.js';
@@ -24,7 +23,8 @@ export async function exportGraph(file: GraphFile, format: ExportFormat): Promis
     case 'json':
       return { text: toJson(file), warnings: [] };
     case 'csv':
-      return graphToCsv(file);
+      // The CSV writer loads only for this format, like Graphviz (graphviz.ts) for SVG and HTML.
+      return (await import('../graph/csv.js')).graphToCsv(file);
     case 'mermaid':
       return { text: toMermaid(file), warnings: [] };
     case 'html':

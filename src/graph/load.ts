@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { UserError } from '../errors.js';
-import { graphFromCsv, graphToCsv } from './csv.js';
 import { schemaRefFor } from './json-schema.js';
 import { describeJsonError } from './json-syntax.js';
 import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
@@ -39,7 +38,11 @@ export function graphNameFromPath(path: string): string {
 export async function loadGraphFile(path: string): Promise<LoadedGraph> {
   const format = graphFormatOf(path);
   const text = await readTextFile(path);
-  if (format === 'csv') return graphFromCsv(text, { name: graphNameFromPath(path), source: path });
+  if (format === 'csv') {
+    // The CSV parser loads only for spreadsheets: most graph files are JSON.
+    const { graphFromCsv } = await import('./csv.js');
+    return graphFromCsv(text, { name: graphNameFromPath(path), source: path });
+  }
   return parseGraphJson(text, path);
 }
 
@@ -78,6 +81,7 @@ export function parseGraphObject(input: unknown, source: string): LoadedGraph {
 /** Writes a graph in the format its extension names; returns what the format could not hold. */
 export async function saveGraphFile(path: string, file: GraphFile): Promise<string[]> {
   if (graphFormatOf(path) === 'csv') {
+    const { graphToCsv } = await import('./csv.js');
     const { text, warnings } = graphToCsv(file);
     await writeFileAtomic(path, text);
     return warnings;
