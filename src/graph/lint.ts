@@ -299,8 +299,6 @@ function sortByNode(findings: Finding[], nodes: readonly CompiledNode[]): Findin
     if (!order.has(n.name)) order.set(n.name, i);
   });
   const rank = (f: Finding): number => (f.node === undefined ? -1 : (order.get(f.node) ?? nodes.length));
-  return findings
-    .map((finding, i) => ({ finding, i }))
-    .sort((a, b) => rank(a.finding) - rank(b.finding) || a.i - b.i)
-    .map(({ finding }) => finding);
+  // Array sort is stable: findings of one node keep the order the checks found them in.
+  return findings.sort((a, b) => rank(a) - rank(b));
 }
