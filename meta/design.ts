@@ -18,7 +18,7 @@ import type { ModelSet } from '../src/llm/types.js';
 import { UsageMeter, type UsageTotals } from '../src/llm/usage.js';
 import { Sandbox } from '../src/sandbox/index.js';
 import { extractDot } from './dot.js';
-import { designerHelpers, type DesignRun } from './host.js';
+import { designerHelpers, repairContext, type DesignRun } from './host.js';
 import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
 import type { DotDraft } from './node-fields.js';
 import { saveDesignedGraph, savePartialWork, type SavedGraph } from './output.js';
@@ -186,7 +186,7 @@ async function checkDesign(
   run: DesignRun,
   models: ModelSet,
 ): Promise<{ graph: GraphFile; summary: CheckSummary }> {
-  const { stages, limits } = run;
+  const { stages } = run;
   stages.begin('check');
   const checked = await checkGraph(designed.graph, {
     models,
@@ -202,14 +202,7 @@ async function checkDesign(
     return { graph: designed.graph, summary: { ...figures, repaired: [], unrepaired: [] } };
 
   stages.begin('repair');
-  const repaired = await repairNodes(designed.graph, checked.complaints, {
-    draft: designed.draft,
-    description: request.description,
-    outline: designed.outline,
-    model: run.model,
-    concurrency: limits.concurrency,
-    tries: limits.fieldTries,
-  });
+  const repaired = await repairNodes(designed.graph, checked.complaints, repairContext(run));
   const findings = lintGraph(repaired.graph);
   if (hasErrors(findings)) {
     // The repaired graph is worse than the checked one: keep what was saved.

@@ -13,7 +13,7 @@ import { parseDotAnswer } from './dot.js';
 import { nodeBriefs, nodeFieldsSchema, type DotDraft, type NodeFields } from './node-fields.js';
 import { saveDesignedGraph, type SavedGraph } from './output.js';
 import type { DesignLimits } from './limits.js';
-import { repairNodes } from './repair.js';
+import { repairNodes, type RepairContext } from './repair.js';
 import type { StageTracker } from './stages.js';
 import { writeNodeFields } from './write-fields.js';
 
@@ -101,21 +101,11 @@ export function designerHelpers(run: DesignRun) {
     },
 
     repair: async (graph: unknown, findings: unknown) => {
-      if (!run.draft || run.outline === undefined)
-        throw new UserError(
-          'meta.repair: the designer must parse a draft and write its fields before repairing',
-        );
+      const context = repairContext(run);
       const complaints = checked(findingsSchema, findings, 'repair(findings)').flatMap((f) =>
         f.node ? [{ node: f.node, problem: f.text }] : [],
       );
-      const result = await repairNodes(checked(graphFileSchema, graph, 'repair(graph)'), complaints, {
-        draft: run.draft,
-        description: run.identity.description,
-        outline: run.outline,
-        model: run.model,
-        concurrency: limits.concurrency,
-        tries: limits.fieldTries,
-      });
+      const result = await repairNodes(checked(graphFileSchema, graph, 'repair(graph)'), complaints, context);
       run.graph = result.graph;
       run.stages.summarize(`${result.repaired.length} nodes written again`);
       return result.graph;
@@ -128,6 +118,23 @@ export function designerHelpers(run: DesignRun) {
       run.stages.summarize(run.saved.graph);
       return { ok: true, path: run.saved.graph };
     },
+  };
+}
+
+/**
+ * What the repair pass needs from a run: the draft and outline its nodes were written from, and how to
+ * call the model. Refused before the designer has parsed a draft and written its fields.
+ */
+export function repairContext(run: DesignRun): RepairContext {
+  if (!run.draft || run.outline === undefined)
+    throw new UserError('meta.repair: the designer must parse a draft and write its fields before repairing');
+  return {
+    draft: run.draft,
+    description: run.identity.description,
+    outline: run.outline,
+    model: run.model,
+    concurrency: run.limits.concurrency,
+    tries: run.limits.fieldTries,
   };
 }
 
