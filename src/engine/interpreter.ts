@@ -302,8 +302,7 @@ export class Interpreter {
 
   /** Enters a node: counts the visit and logs it. */
   #enter(work: ConversationState, name: string): CompiledNode {
-    const node = this.graph.get(name);
-    if (!node) throw new UserError(`node "${name}" is not in the graph (was it removed?)`);
+    const node = this.#node(name);
     work.current = name;
     work.graphVersion = this.graph.version;
     work.visits[name] = (work.visits[name] ?? 0) + 1;
