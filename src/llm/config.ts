@@ -3,10 +3,10 @@
  * per-role CLI flag > global CLI flag > per-role env (META_AGENT_<ROLE>_MODEL, _BASE_URL, _API_KEY) >
  * global env (META_AGENT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > the graph's `config.models` > defaults.
  * With no key and no base URL, a local server on its usual port is used when one answers.
+ * The openai SDK (behind openai.ts and discovery.ts) loads only once an OpenAI-compatible endpoint is
+ * used: a scripted run never loads it.
  */
 import { UserError } from '../errors.js';
-import { listModels, probeLocalServers, probeUrls } from './discovery.js';
-import { OpenAIModel } from './openai.js';
 import { createScriptedModels } from './scripted.js';
 import type { LanguageModel, ModelRole, ModelSet } from './types.js';
 
@@ -96,6 +96,7 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
 
   const listings = new Map<string, string[]>();
   if (partial.some((entry) => !entry.baseUrl)) {
+    const { probeLocalServers, probeUrls } = await import('./discovery.js');
     const urls = probeUrls(env);
     const found = await probeLocalServers(urls);
     if (!found) throw nothingConfigured(urls);
@@ -124,6 +125,7 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
 export async function createModels(endpoints: ResolvedEndpoints): Promise<ModelSet> {
   const scripted = Object.values(endpoints).find((endpoint) => endpoint.provider === 'scripted');
   if (scripted?.provider === 'scripted') return createScriptedModels(scripted.script);
+  const { OpenAIModel } = await import('./openai.js');
   const built = new Map<string, LanguageModel>();
   const modelFor = (endpoint: ResolvedEndpoint): LanguageModel => {
     if (endpoint.provider !== 'openai') throw new Error('mixed scripted and OpenAI endpoints');
@@ -186,6 +188,7 @@ async function defaultModel(
   }
   let models = listings.get(baseUrl);
   if (!models) {
+    const { listModels } = await import('./discovery.js');
     models = await listModels(baseUrl, { apiKey });
     listings.set(baseUrl, models);
   }
