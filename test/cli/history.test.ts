@@ -1,22 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
-
-// Runs the built CLI (npx tsc -p . first), as a user would.
-const root = fileURLToPath(new URL('../..', import.meta.url));
-function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/meta-agent.js', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+import { runCli } from '../support/run-cli.js';
 
 let dir: string;
 let statePath: string;
@@ -43,8 +32,8 @@ beforeAll(() => {
 });
 
 describe('meta-agent history', () => {
-  it('lists the versions of a self-edited graph saved in a conversation state', () => {
-    const { code, stdout } = cli('history', statePath);
+  it('lists the versions of a self-edited graph saved in a conversation state', async () => {
+    const { code, stdout } = await runCli(['history', statePath]);
     expect(code).toBe(0);
     expect(stdout).toContain(`tutor (${statePath}): version 2, 3 nodes`);
     const rows = stdout.trim().split('\n').slice(1);
@@ -54,15 +43,15 @@ describe('meta-agent history', () => {
     expect(rows[3]).toMatch(/^\s+2\s+\S+\s+grow\s+update\s+ask$/);
   });
 
-  it('shows a graph file as version 0 only', () => {
-    const { code, stdout } = cli('history', 'test/fixtures/graphs/simple_example.csv');
+  it('shows a graph file as version 0 only', async () => {
+    const { code, stdout } = await runCli(['history', 'test/fixtures/graphs/simple_example.csv']);
     expect(code).toBe(0);
     expect(stdout).toContain('simple_example (test/fixtures/graphs/simple_example.csv): version 0, 4 nodes');
     expect(stdout.trim().split('\n')).toHaveLength(3);
   });
 
-  it('diffs two versions with field-level before and after', () => {
-    const { code, stdout } = cli('history', statePath, '--diff', '0', '2');
+  it('diffs two versions with field-level before and after', async () => {
+    const { code, stdout } = await runCli(['history', statePath, '--diff', '0', '2']);
     expect(code).toBe(0);
     expect(stdout).toContain(
       [
@@ -74,40 +63,40 @@ describe('meta-agent history', () => {
         '  + hint  added',
       ].join('\n'),
     );
-    expect(cli('history', statePath, '--diff', '1', '1').stdout).toBe(
+    expect((await runCli(['history', statePath, '--diff', '1', '1'])).stdout).toBe(
       'from version 1 to version 1: no differences\n',
     );
   });
 
   it('writes the graph as it was at a version', async () => {
     const out = join(dir, 'v1.autogram.json');
-    const { code, stderr } = cli('history', statePath, '--revert', '1', '-o', out);
+    const { code, stderr } = await runCli(['history', statePath, '--revert', '1', '-o', out]);
     expect(code).toBe(0);
     expect(stderr).toContain(`wrote ${out}: the graph at version 1 of 2`);
     const { $schema: _, ...written } = (await loadGraphFile(out)).file;
     expect(written).toEqual(graph.fileAt(1));
   });
 
-  it('refuses --revert without -o, and versions that do not exist, as usage errors', () => {
-    expect(cli('history', statePath, '--revert', '1')).toMatchObject({
+  it('refuses --revert without -o, and versions that do not exist, as usage errors', async () => {
+    expect(await runCli(['history', statePath, '--revert', '1'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('-o FILE'),
     });
-    expect(cli('history', statePath, '--diff', '0', '7')).toMatchObject({
+    expect(await runCli(['history', statePath, '--diff', '0', '7'])).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('no version "7"; this graph has versions 0 to 2'),
     });
   });
 
-  it('says so when a conversation state holds no edited graph', () => {
+  it('says so when a conversation state holds no edited graph', async () => {
     const path = join(dir, 'static-state.json');
     writeFileSync(path, JSON.stringify({ graphName: 'tutor', graphVersion: 0, stack: [] }));
-    const { code, stderr } = cli('history', path);
+    const { code, stderr } = await runCli(['history', path]);
     expect(code).toBe(1);
     expect(stderr).toContain('holds no graph history');
   });
 
-  it('explains itself with examples in --help', () => {
-    expect(cli('history', '--help').stdout).toContain('--revert 2 -o v2.autogram.json');
+  it('explains itself with examples in --help', async () => {
+    expect((await runCli(['history', '--help'])).stdout).toContain('--revert 2 -o v2.autogram.json');
   });
 });

@@ -1,23 +1,12 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-// Runs the built CLI (npx tsc -p . first), as a user would.
-const root = fileURLToPath(new URL('../..', import.meta.url));
-function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/meta-agent.js', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+import { runCli } from '../support/run-cli.js';
 
 describe('meta-agent show', () => {
-  it('summarizes a spreadsheet: name, node count, start node, and each node with its edges', () => {
-    const { code, stdout } = cli('show', 'test/fixtures/graphs/simple_example.csv');
+  it('summarizes a spreadsheet: name, node count, start node, and each node with its edges', async () => {
+    const { code, stdout } = await runCli(['show', 'test/fixtures/graphs/simple_example.csv']);
     expect(code).toBe(0);
     expect(stdout).toContain('simple_example (test/fixtures/graphs/simple_example.csv)');
     expect(stdout).toContain('4 nodes, start: ask_question; 0 errors, 0 warnings');
@@ -32,13 +21,13 @@ describe('meta-agent show', () => {
     );
   });
 
-  it('lists the members a visit transition can lead to', () => {
-    const { stdout } = cli('show', 'test/fixtures/graphs/fraction_agent.csv');
+  it('lists the members a visit transition can lead to', async () => {
+    const { stdout } = await runCli(['show', 'test/fixtures/graphs/fraction_agent.csv']);
     expect(stdout).toContain('23 nodes, start: start1');
     expect(stdout).toContain('→ u.n (u.1, u.2, u.3, u.4, u.5)  [no]');
   });
 
-  it('marks function and interjection nodes, calls and wildcard groups', () => {
+  it('marks function and interjection nodes, calls and wildcard groups', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'meta-agent-show-'));
     const path = join(dir, 'marks.autogram.json');
     writeFileSync(
@@ -64,7 +53,7 @@ describe('meta-agent show', () => {
         ],
       }),
     );
-    const { code, stdout } = cli('show', path);
+    const { code, stdout } = await runCli(['show', path]);
     expect(code).toBe(0);
     expect(stdout).toContain(
       '    calls summarize(text), then continues below\n    → check.* (check.a, check.b)',
@@ -74,7 +63,7 @@ describe('meta-agent show', () => {
     expect(stdout).toContain('stop  chat_exact  [interjection: The user wants to stop]');
   });
 
-  it('explains itself with examples in --help', () => {
-    expect(cli('show', '--help').stdout).toContain('$ meta-agent show fraction_agent.csv');
+  it('explains itself with examples in --help', async () => {
+    expect((await runCli(['show', '--help'])).stdout).toContain('$ meta-agent show fraction_agent.csv');
   });
 });

@@ -1,19 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-// Runs the built CLI (npx tsc -p . first), as a user would.
-const root = fileURLToPath(new URL('../..', import.meta.url));
-function cli(...args: string[]) {
-  const result = spawnSync(process.execPath, ['--no-node-snapshot', 'bin/meta-agent.js', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+import { runCli } from '../support/run-cli.js';
 
 let dir: string;
 beforeAll(() => {
@@ -27,23 +16,23 @@ function graphFile(name: string, nodes: unknown[]): string {
 }
 
 describe('meta-agent validate', () => {
-  it('passes both AutoGRAMS example spreadsheets', () => {
+  it('passes both AutoGRAMS example spreadsheets', async () => {
     for (const [name, count] of [
       ['simple_example.csv', 4],
       ['fraction_agent.csv', 23],
     ] as const) {
-      const { code, stdout } = cli('validate', `test/fixtures/graphs/${name}`);
+      const { code, stdout } = await runCli(['validate', `test/fixtures/graphs/${name}`]);
       expect(code).toBe(0);
       expect(stdout).toContain(`${name}: ${count} nodes, 0 errors`);
     }
   });
 
-  it('prints each error with its node and hint, a count line, and exits 1', () => {
+  it('prints each error with its node and hint, a count line, and exits 1', async () => {
     const path = graphFile('broken.autogram.json', [
       { name: 'ask', action: 'chat', transitions: ['anser'] },
       { name: 'answer', action: 'chat', transitions: ['ask'] },
     ]);
-    const { code, stdout } = cli('validate', path);
+    const { code, stdout } = await runCli(['validate', path]);
     expect(code).toBe(1);
     expect(stdout).toContain(
       'error    ask: transition to missing node "anser"\n         hint: did you mean "answer"?',
@@ -51,38 +40,38 @@ describe('meta-agent validate', () => {
     expect(stdout).toContain(`${path}: 2 nodes, 1 error, 1 warning`);
   });
 
-  it('exits 0 when there are only warnings', () => {
+  it('exits 0 when there are only warnings', async () => {
     const path = graphFile('warned.autogram.json', [
       { name: 'a', action: 'chat', transitions: ['a'] },
       { name: 'orphan', action: 'chat', transitions: ['a'] },
     ]);
-    const { code, stdout } = cli('validate', path);
+    const { code, stdout } = await runCli(['validate', path]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^warning {2}orphan: is unreachable/m);
   });
 
-  it('exits 2 for a file it cannot read', () => {
-    const missing = cli('validate', join(dir, 'missing.autogram.json'));
+  it('exits 2 for a file it cannot read', async () => {
+    const missing = await runCli(['validate', join(dir, 'missing.autogram.json')]);
     expect(missing.code).toBe(2);
     expect(missing.stdout).toContain('missing.autogram.json: no such file');
 
     const path = join(dir, 'bad.autogram.json');
     writeFileSync(path, '{\n  "nodes": [,]\n}');
-    const bad = cli('validate', path);
+    const bad = await runCli(['validate', path]);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toContain('invalid JSON at line 2, column 13: unexpected ","');
   });
 
-  it('names the node of an unknown action and exits 1', () => {
+  it('names the node of an unknown action and exits 1', async () => {
     const path = graphFile('action.autogram.json', [{ name: 'greet', action: 'chatt' }]);
-    const { code, stdout } = cli('validate', path);
+    const { code, stdout } = await runCli(['validate', path]);
     expect(code).toBe(1);
     expect(stdout).toContain('nodes[0] (greet).action: invalid value "chatt"; expected one of chat,');
   });
 
-  it('prints findings as JSON on request', () => {
+  it('prints findings as JSON on request', async () => {
     const path = graphFile('json.autogram.json', [{ name: 'a', action: 'chat', transitions: ['b'] }]);
-    const { code, stdout } = cli('validate', path, '--json');
+    const { code, stdout } = await runCli(['validate', path, '--json']);
     expect(code).toBe(1);
     expect(JSON.parse(stdout)).toMatchObject({
       file: path,
@@ -91,8 +80,8 @@ describe('meta-agent validate', () => {
     });
   });
 
-  it('explains itself with examples in --help', () => {
-    const { code, stdout } = cli('validate', '--help');
+  it('explains itself with examples in --help', async () => {
+    const { code, stdout } = await runCli(['validate', '--help']);
     expect(code).toBe(0);
     expect(stdout).toContain('$ meta-agent validate tutor.autogram.json');
     expect(stdout).toContain('Exit code');
