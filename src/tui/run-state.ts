@@ -70,6 +70,7 @@ export interface RunState {
   lastEdit?: GraphEdit;
   version: number;
   nodeCount: number;
+  /** Entries in order; an entry's id is its index. */
   transcript: TranscriptEntry[];
   turn: Turn;
   /** The agent is between a user message (or the run start) and its reply. */
@@ -91,7 +92,6 @@ export interface RunState {
   /** A run has started; `startedAt` is then the time of its first start, else of the first render. */
   started: boolean;
   startedAt: number;
-  nextId: number;
 }
 
 /** What the reducer consumes: an event with the facts the hook observed when it arrived. */
@@ -138,7 +138,6 @@ export function initialRunState(graph: GraphSnapshot, at: number): RunState {
     errorCount: 0,
     started: false,
     startedAt: at,
-    nextId: 0,
   };
 }
 
@@ -212,7 +211,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
     case 'reply': {
       const turn = settleThought(state.turn);
       const entry: TranscriptEntry = {
-        id: state.nextId,
+        id: state.transcript.length,
         kind: 'agent',
         node: event.node,
         text: event.text,
@@ -221,7 +220,6 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
       return {
         ...state,
         transcript: [...state.transcript, entry],
-        nextId: state.nextId + 1,
         turn: { decisions: [], streamed: '' },
         working: false,
         submitted: false,
@@ -231,8 +229,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
       return {
         ...state,
         ...(state.lastEdit ? { lastEdit: { ...state.lastEdit, closed: true } } : {}),
-        transcript: [...state.transcript, { id: state.nextId, kind: 'user', text: event.text }],
-        nextId: state.nextId + 1,
+        transcript: [...state.transcript, { id: state.transcript.length, kind: 'user', text: event.text }],
         working: true,
         submitted: false,
       };
@@ -242,7 +239,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
       return { ...state, stages: reduceStage(state.stages, event) };
     case 'error': {
       const entry: TranscriptEntry = {
-        id: state.nextId,
+        id: state.transcript.length,
         kind: 'error',
         message: event.message,
         ...(event.node !== undefined ? { node: event.node } : {}),
@@ -250,7 +247,6 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
       return {
         ...state,
         transcript: [...state.transcript, entry],
-        nextId: state.nextId + 1,
         errorCount: state.errorCount + 1,
         working: false,
         submitted: false,
