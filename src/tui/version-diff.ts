@@ -2,24 +2,12 @@
  * The edit history as the History view needs it. Each applied edit is a version holding one node
  * before and after, so its diff is read off the pair: no before means added, no after means removed.
  */
+import type { EditRecord } from '../graph/edit.js';
 import type { NodeSpec } from '../graph/schema.js';
 import { oneLine } from './text.js';
 
-/** One applied edit; `VersionedGraph.history()` returns these. */
-export interface VersionRecord {
-  version: number;
-  /** ISO 8601 time the edit was applied. */
-  at: string;
-  /** The node whose code made the edit, or a tool name such as `cli`. */
-  by: string;
-  op: string;
-  /** The node edited. */
-  name: string;
-  before: NodeSpec | null;
-  after: NodeSpec | null;
-  /** For a revert: the version it undoes. */
-  reverts?: number;
-}
+/** One applied edit, as `VersionedGraph.history()` returns it. */
+export type VersionRecord = EditRecord;
 
 /** Anything that lists its applied edits, oldest first (a `VersionedGraph` does). */
 export interface EditHistory {
