@@ -12,11 +12,9 @@ import {
   type DraftEdge,
   type DraftNode,
 } from './dot-problems.js';
+import { DEFAULT_DESIGN_LIMITS } from './limits.js';
 
 export type { DotLimits, DotProblem } from './dot-problems.js';
-
-/** Default size bounds of a draft. */
-export const DEFAULT_DOT_LIMITS: DotLimits = { minNodes: 2, maxNodes: 40 };
 
 /** A DOT draft as read: nodes and edges in declaration order, the start node, and what must change. */
 export interface ParsedDot {
@@ -58,9 +56,10 @@ export async function parseDot(source: string, limits: Partial<DotLimits> = {}):
     to: idOf.get(e.head)!,
     label: labelText(e.label || e.xlabel, ''),
   }));
+  const { minNodes, maxNodes } = DEFAULT_DESIGN_LIMITS;
   const problems = draftProblems(
     { directed: json.directed, nodes, edges },
-    { ...DEFAULT_DOT_LIMITS, ...limits },
+    { minNodes, maxNodes, ...limits },
   );
   // Graphviz can accept a graph yet report errors, e.g. a malformed HTML label.
   if (errors.length > 0) problems.unshift(syntaxProblem(errors, source));
