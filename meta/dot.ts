@@ -4,23 +4,14 @@
  * `dot-problems.ts`). Problems are sentences to send back to the model, never exceptions.
  */
 import { graphviz } from '../src/export/graphviz.js';
-import {
-  draftProblems,
-  findStart,
-  type DotLimits,
-  type DotProblem,
-  type DraftEdge,
-  type DraftNode,
-} from './dot-problems.js';
+import { draftProblems, findStart, type DotLimits, type DotProblem } from './dot-problems.js';
 import { DEFAULT_DESIGN_LIMITS } from './limits.js';
+import type { DotDraft } from './node-fields.js';
 
 export type { DotLimits, DotProblem } from './dot-problems.js';
 
 /** A DOT draft as read: nodes and edges in declaration order, the start node, and what must change. */
-export interface ParsedDot {
-  nodes: DraftNode[];
-  edges: DraftEdge[];
-  start?: string;
+export interface ParsedDot extends DotDraft {
   /** Empty when the draft can be used as it is. */
   problems: DotProblem[];
 }

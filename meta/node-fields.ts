@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { ChatMessage } from '../src/llm/types.js';
+import type { DraftEdge, DraftNode } from './dot-problems.js';
 
 /** A node of the DOT draft with the edges around it, as the field-writing prompt describes it. */
 export interface NodeBrief {
@@ -22,8 +23,8 @@ export interface NodeBrief {
 
 /** A DOT graph as the designer reads it: labelled nodes and edges, and where the conversation starts. */
 export interface DotDraft {
-  nodes: { id: string; label: string }[];
-  edges: { from: string; to: string; label: string }[];
+  nodes: DraftNode[];
+  edges: DraftEdge[];
   start?: string | undefined;
 }
 
