@@ -7,7 +7,7 @@
 import type { AgentEvent, EventBus } from '../src/events.js';
 import type { GraphView } from '../src/graph/view.js';
 
-type Status = 'start' | 'progress' | 'done' | 'retry' | 'fail';
+type Status = Extract<AgentEvent, { type: 'design.stage' }>['status'];
 
 /** Emits design.stage events for one designer run. */
 export class StageTracker {
