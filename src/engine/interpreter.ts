@@ -84,6 +84,9 @@ export class NodeError extends UserError {
 /** Where the loop goes next: run a node, or take a node's transitions. */
 type Next = { run: string } | { leave: string };
 
+/** A classifier question asked on the way out of a node, and the index of the answer it gave. */
+type Asked = { question: ChoiceQuestion; index: number };
+
 /** How a run of the loop ended. */
 type Outcome = { kind: 'reply'; text: string } | { kind: 'quit' } | { kind: 'returned'; value: unknown };
 
@@ -331,14 +334,14 @@ export class Interpreter {
           );
           const target = interjection.targets[index];
           if (target !== undefined) {
-            this.#transition(from, target, 'interjection', interjection.question, index);
+            this.#transition(from, target, 'interjection', { question: interjection.question, index });
             return { run: target };
           }
         }
       }
       const plan = planTransition(this.graph, from, work);
       let target: string;
-      let asked: { question: ChoiceQuestion; index: number } | undefined;
+      let asked: Asked | undefined;
       if (plan.kind === 'fixed') target = plan.target;
       else {
         const index = await askClassifier(this.models.classifier, from, work, plan.question, 'transition');
@@ -350,15 +353,15 @@ export class Interpreter {
       const resolution = resolveTarget(this.graph, work, from, target);
       switch (resolution.kind) {
         case 'node':
-          this.#transition(from, resolution.name, kindOf('single'), asked?.question, asked?.index);
+          this.#transition(from, resolution.name, kindOf('single'), asked);
           return { run: resolution.name };
         case 'branches': {
           const chosen = await this.#branch(work, from, resolution.members);
-          this.#transition(from, chosen, kindOf('wildcard'), asked?.question, asked?.index);
+          this.#transition(from, chosen, kindOf('wildcard'), asked);
           return { run: chosen };
         }
         case 'quit':
-          this.#transition(from, 'quit', 'quit', asked?.question, asked?.index);
+          this.#transition(from, 'quit', 'quit', asked);
           return { kind: 'quit' };
         case 'return': {
           const frame = topFrame(work);
@@ -373,7 +376,7 @@ export class Interpreter {
               'use quit to end the conversation',
             );
           const popped = popFrame(work);
-          this.#transition(from, popped.caller ?? '(caller)', 'return', asked?.question, asked?.index);
+          this.#transition(from, popped.caller ?? '(caller)', 'return', asked);
           if (popped.caller === undefined) return { kind: 'returned', value };
           if (popped.assignTo !== undefined) this.#set(work, popped.caller, popped.assignTo, value);
           topFrame(work).lastOutput = value;
@@ -390,17 +393,12 @@ export class Interpreter {
     return node;
   }
 
-  #transition(
-    from: CompiledNode,
-    to: string,
-    kind: TransitionKind,
-    question?: ChoiceQuestion,
-    index?: number,
-  ): void {
-    if (question === undefined || index === undefined) {
+  #transition(from: CompiledNode, to: string, kind: TransitionKind, asked?: Asked): void {
+    if (asked === undefined) {
       this.events.emit({ type: 'transition', from: from.name, to, kind });
       return;
     }
+    const { question, index } = asked;
     this.events.emit({
       type: 'transition',
       from: from.name,
