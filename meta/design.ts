@@ -156,7 +156,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     if (!graph || !saved || !draft || outline === undefined)
       throw new UserError('the designer returned ok before it drafted, wrote, assembled and saved a graph');
     const designed = { graph, saved, draft, outline };
-    const check = request.check ? await checkDesign(designed, request, run, models) : undefined;
+    const check = request.check ? await checkDesign(graph, request, run, models) : undefined;
     stages.finish();
     return {
       ok: true,
@@ -181,14 +181,14 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
  * pass; the graph is saved again when a repair passes the linter.
  */
 async function checkDesign(
-  designed: { graph: GraphFile; saved: SavedGraph; draft: DotDraft; outline: string },
+  designed: GraphFile,
   request: DesignRequest,
   run: DesignRun,
   models: ModelSet,
 ): Promise<{ graph: GraphFile; summary: CheckSummary }> {
   const { stages } = run;
   stages.begin('check');
-  const checked = await checkGraph(designed.graph, {
+  const checked = await checkGraph(designed, {
     models,
     conversations: request.check!,
     turns: CHECK_TURNS,
@@ -199,16 +199,16 @@ async function checkDesign(
     `${figures.edgesCovered}/${figures.edges} edges covered, classifier agreed ${figures.agreed}/${figures.decisions}`,
   );
   if (checked.complaints.length === 0)
-    return { graph: designed.graph, summary: { ...figures, repaired: [], unrepaired: [] } };
+    return { graph: designed, summary: { ...figures, repaired: [], unrepaired: [] } };
 
   stages.begin('repair');
-  const repaired = await repairNodes(designed.graph, checked.complaints, repairContext(run));
+  const repaired = await repairNodes(designed, checked.complaints, repairContext(run));
   const findings = lintGraph(repaired.graph);
   if (hasErrors(findings)) {
     // The repaired graph is worse than the checked one: keep what was saved.
     const reason = `the repaired graph does not lint (${findings[0]!.message}); kept the graph as designed`;
     stages.summarize(reason);
-    return { graph: designed.graph, summary: { ...figures, repaired: [], unrepaired: [reason] } };
+    return { graph: designed, summary: { ...figures, repaired: [], unrepaired: [reason] } };
   }
   await saveDesignedGraph(request.outDir, repaired.graph);
   stages.summarize(`${repaired.repaired.length} nodes written again`);
