@@ -6,14 +6,11 @@ import { render, type Instance } from 'ink';
 import { App } from './App.js';
 import type { ChatLayoutProps } from './layouts/ChatLayout.js';
 import type { DesignLayoutProps } from './layouts/DesignLayout.js';
-import type { Theme } from './theme.js';
 
 /** Streams to draw on and read from, for embedding; the process's own by default. */
 export interface TerminalStreams {
   stdout?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
-  stderr?: NodeJS.WriteStream;
-  theme?: Theme;
   /** Print `console.*` output above the view instead of through it (default true). */
   patchConsole?: boolean;
 }
@@ -29,21 +26,20 @@ export type DesignUIOptions = DesignLayoutProps & TerminalStreams;
  * and then calls `onQuit` (`waitUntilExit()` on the returned instance resolves as well).
  */
 export function renderChatUI(options: ChatUIOptions): Instance {
-  const { stdout, stdin, stderr, patchConsole, ...props } = options;
-  return render(<App mode="chat" {...props} />, renderOptions({ stdout, stdin, stderr, patchConsole }));
+  const { stdout, stdin, patchConsole, ...props } = options;
+  return render(<App mode="chat" {...props} />, renderOptions({ stdout, stdin, patchConsole }));
 }
 
 /** Mounts the design view: stages, streamed model text, the designer graph when given. */
 export function renderDesignUI(options: DesignUIOptions): Instance {
-  const { stdout, stdin, stderr, patchConsole, ...props } = options;
-  return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, stderr, patchConsole }));
+  const { stdout, stdin, patchConsole, ...props } = options;
+  return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, patchConsole }));
 }
 
-function renderOptions(streams: Omit<TerminalStreams, 'theme'>) {
+function renderOptions(streams: TerminalStreams) {
   return {
     ...(streams.stdout ? { stdout: streams.stdout } : {}),
     ...(streams.stdin ? { stdin: streams.stdin } : {}),
-    ...(streams.stderr ? { stderr: streams.stderr } : {}),
     ...(streams.patchConsole !== undefined ? { patchConsole: streams.patchConsole } : {}),
     // Ctrl+C goes to the view's quit key, so the caller's onQuit can save before the process ends.
     exitOnCtrlC: false,
