@@ -111,14 +111,17 @@ export function planTransition(
 
 /**
  * The interjection question asked after a chat node (Appendix C), or undefined when the graph has no
- * interjection nodes. `targets[i]` is the node for choice i; the last choice is the default (no jump).
+ * interjection nodes or the chat node runs inside a function call. `targets[i]` is the node for choice i;
+ * the last choice is the default (no jump).
  */
 export function planInterjection(
   graph: GraphView,
   state: ConversationState,
 ): { question: ChoiceQuestion; targets: string[] } | undefined {
   const nodes = graph.nodes().filter((n) => n.isInterjection);
-  if (nodes.length === 0) return undefined;
+  // A jump out of a function would leave its frame on the stack, and a later `return` would go back to a
+  // caller the conversation has left: interjections apply to the top-level conversation only.
+  if (nodes.length === 0 || state.stack.length > 1) return undefined;
   const choices = [...nodes.map((n) => n.conditionInterjection!.trim()), graph.config.interjectionDefault];
   return {
     targets: nodes.map((n) => n.name),
