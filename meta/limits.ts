@@ -32,3 +32,6 @@ export const DEFAULT_DESIGN_LIMITS: DesignLimits = {
   repairTries: 2,
   concurrency: 40,
 };
+
+/** Per-node calls in flight for a model server on this machine, which mostly answers a few at a time. */
+export const LOCAL_CONCURRENCY = 4;

@@ -4,7 +4,7 @@
  * stdout is a terminal, else as one line per stage on stderr; the summary goes to stdout.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_DESIGN_LIMITS } from '../../../meta/limits.js';
+import { DEFAULT_DESIGN_LIMITS, LOCAL_CONCURRENCY } from '../../../meta/limits.js';
 import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
 
 const EXAMPLES = `
@@ -19,9 +19,6 @@ The designer is itself a graph (meta/designer.autogram.json): outline -> DOT dra
 When the model's answers cannot be used after the allowed tries, the partial work (outline, DOT draft,
 the model's last answer) is kept in the output folder as NAME.partial.*.
 ${MODEL_OPTIONS_HELP}`;
-
-/** Per-node calls in flight for a server on this machine, which mostly answers a few at a time. */
-export const LOCAL_CONCURRENCY = 4;
 
 /** `design`'s options as commander parses them. */
 export interface DesignOptions extends ModelOptionValues {

@@ -4,7 +4,8 @@ import { DEFAULT_DESIGN_LIMITS } from '../../../meta/limits.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
-import { LOCAL_CONCURRENCY, type DesignOptions } from '../commands/design.js';
+import type { DesignOptions } from '../commands/design.js';
+import { LOCAL_CONCURRENCY } from '../../../meta/limits.js';
 import { designSummary, plural, printStageLines } from '../design-report.js';
 import { modelsFromOptions } from '../model-options.js';
 
