@@ -8,6 +8,7 @@ Examples:
   $ meta-agent doctor                          check Node, sandbox, Graphviz and your model server
   $ meta-agent ask "Say hello in French"       one streamed completion
   $ meta-agent design "a tutor bot"            design a new agent graph
+  $ meta-agent chat tutor_bot.autogram.json    talk to it (a full-screen view in a terminal)
 
 Models: any OpenAI-compatible server. Set OPENAI_API_KEY (OpenAI), or OPENAI_BASE_URL for a local server
 (Ollama, LM Studio, vLLM, llama.cpp), or pass --base-url. With nothing set, a server on localhost:11434
@@ -28,6 +29,11 @@ export function buildProgram(): Command {
 
 /** Runs the CLI and resolves to the process exit code: 0 ok, 1 failure, 2 usage or configuration. */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that stops early (`meta-agent show x | head`) closes the pipe: that ends the run, quietly.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -17,15 +17,16 @@ import { register as registerSimulate } from './simulate.js';
  */
 export type RegisterCommand = (program: Command) => void;
 
+/** In the order `--help` lists them: set-up checks, the main jobs, then the graph tools. */
 export const commands: RegisterCommand[] = [
-  registerExport,
-  registerValidate,
-  registerShow,
-  registerHistory,
   registerDoctor,
   registerAsk,
   registerDesign,
   registerChat,
   registerCall,
   registerSimulate,
+  registerValidate,
+  registerShow,
+  registerExport,
+  registerHistory,
 ];
