@@ -13,6 +13,8 @@ const builtMain = fileURLToPath(new URL('../../dist/src/cli/main.js', import.met
 
 export interface CliResult {
   code: number | null;
+  /** The signal that ended the CLI; present only when one did (then `code` is null). */
+  signal?: NodeJS.Signals;
   stdout: string;
   stderr: string;
 }
@@ -49,7 +51,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code, signal) => resolve({ code, stdout, stderr, ...(signal ? { signal } : {}) }));
     child.stdin.end(options.input ?? '');
   });
 }
