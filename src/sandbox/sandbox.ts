@@ -75,11 +75,12 @@ export class Sandbox {
     this.limits = limits;
   }
 
-  /** A sandbox with its isolate ready. Throws a UserError (exit code 2) for limits it cannot honour. */
+  /**
+   * A sandbox whose isolate is made on its first evaluation, so a run with no code node never starts
+   * one. Throws a UserError (exit code 2) for limits it cannot honour.
+   */
   static async create(limits?: Partial<SandboxLimits>): Promise<Sandbox> {
-    const sandbox = new Sandbox(resolveLimits(limits));
-    sandbox.#live();
-    return sandbox;
+    return new Sandbox(resolveLimits(limits));
   }
 
   /**
@@ -150,7 +151,7 @@ export class Sandbox {
     return result;
   }
 
-  /** The isolate, made anew when the last one was killed for memory or by the watchdog. */
+  /** The isolate: made on first use, and anew when the last one was killed for memory or by the watchdog. */
   #live(): ivm.Isolate {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     if (!this.#isolate || this.#isolate.isDisposed)
