@@ -1,11 +1,10 @@
 /** What `meta-agent design` does (declared in ../commands/design.ts). */
 import { designAgent, loadDesigner, type DesignFailure } from '../../../meta/design.js';
-import { DEFAULT_DESIGN_LIMITS } from '../../../meta/limits.js';
+import { DEFAULT_DESIGN_LIMITS, LOCAL_CONCURRENCY } from '../../../meta/limits.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
 import type { DesignOptions } from '../commands/design.js';
-import { LOCAL_CONCURRENCY } from '../../../meta/limits.js';
 import { designSummary, plural, printStageLines } from '../design-report.js';
 import { modelsFromOptions } from '../model-options.js';
 
