@@ -8,8 +8,6 @@ import { draftProblems, findStart, type DotLimits, type DotProblem } from './dot
 import { DEFAULT_DESIGN_LIMITS } from './limits.js';
 import type { DotDraft } from './node-fields.js';
 
-export type { DotLimits, DotProblem } from './dot-problems.js';
-
 /** A DOT draft as read: nodes and edges in declaration order, the start node, and what must change. */
 export interface ParsedDot extends DotDraft {
   /** Empty when the draft can be used as it is. */
