@@ -6,6 +6,7 @@ import { UserError } from '../errors.js';
 import { lintGraph, type Finding } from '../graph/lint.js';
 import { loadGraphFile } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
+import { plural } from './design-report.js';
 
 /** A graph file as a command receives it. */
 export interface OpenedGraph {
@@ -31,7 +32,7 @@ export async function openGraph(path: string, options: OpenGraphOptions = {}): P
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !options.allowErrors)
     throw new UserError(
-      `${path}: the graph has ${errors.length} error${errors.length === 1 ? '' : 's'}, the first: ${formatFinding(errors[0]!)}`,
+      `${path}: the graph has ${plural(errors.length, 'error')}, the first: ${formatFinding(errors[0]!)}`,
       1,
       `run "meta-agent validate ${path}" to see them all`,
     );
@@ -48,8 +49,4 @@ export function countFindings(findings: readonly Finding[], extraWarnings = 0): 
   const errors = findings.filter((f) => f.severity === 'error').length;
   const warnings = findings.length - errors + extraWarnings;
   return `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
