@@ -16,6 +16,7 @@ import { OpenAIModel } from '../src/llm/openai.js';
 import type { ModelSet } from '../src/llm/types.js';
 import { cooperativeDesigner } from '../test/fixtures/design/replies.js';
 import { startOpenAIServer } from '../test/support/openai-server.js';
+import { printTable } from './stats.js';
 
 /** Latency the server adds to every call. */
 export const LATENCY_MS = 300;
@@ -99,36 +100,26 @@ export async function runDesignBench(sizes: readonly number[] = [5, 20, 40]): Pr
   } finally {
     await rm(outDir, { recursive: true, force: true });
   }
-  printTable(rows);
+  printRows(rows);
   return rows;
 }
 
-function printTable(rows: readonly DesignBenchRow[]): void {
-  const header = [
-    'nodes',
-    'concurrency',
-    'calls',
-    'round trips',
-    'runs',
-    'median s',
-    'p95 s',
-    `× ${LATENCY_MS} ms`,
-  ];
-  const lines = rows.map((r) => [
-    String(r.nodes),
-    r.concurrency === 1 ? '1 (baseline)' : String(r.concurrency),
-    String(r.calls),
-    String(r.roundTrips),
-    String(r.runs),
-    r.medianSeconds.toFixed(2),
-    r.p95Seconds.toFixed(2),
-    r.latencies.toFixed(1),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
-  console.log(`design benchmark: loopback OpenAI server, ${LATENCY_MS} ms latency per call`);
-  console.log(format(header));
-  for (const line of lines) console.log(format(line));
+function printRows(rows: readonly DesignBenchRow[]): void {
+  printTable(
+    `design benchmark: loopback OpenAI server, ${LATENCY_MS} ms latency per call`,
+    ['nodes', 'concurrency', 'calls', 'round trips', 'runs', 'median s', 'p95 s', `× ${LATENCY_MS} ms`],
+    rows.map((r) => [
+      String(r.nodes),
+      r.concurrency === 1 ? '1 (baseline)' : String(r.concurrency),
+      String(r.calls),
+      String(r.roundTrips),
+      String(r.runs),
+      r.medianSeconds.toFixed(2),
+      r.p95Seconds.toFixed(2),
+      r.latencies.toFixed(1),
+    ]),
+    0,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runDesignBench();

@@ -24,6 +24,7 @@ import { Interpreter } from '../src/engine/index.js';
 import { graphFileSchema, type NodeSpecInput } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';
 import type { Completion, LanguageModel, ModelSet } from '../src/llm/types.js';
+import { printTable, quantiles } from './stats.js';
 
 /** The interpreter overhead the engine aims for, per node step. */
 export const TARGET_US_PER_STEP = 20;
@@ -199,12 +200,6 @@ async function measure(run: Run, samples: number): Promise<StepTimes> {
   return { steps, samples, medianUs: median, p95Us: p95 };
 }
 
-function quantiles(values: number[]): { median: number; p95: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { median: at(0.5), p95: at(0.95) };
-}
-
 function row(name: string, ours: StepTimes, langGraph?: StepTimes): EngineBenchRow {
   return langGraph
     ? { case: name, ours, langGraph, ratio: langGraph.medianUs / ours.medianUs }
@@ -257,7 +252,7 @@ export async function runEngineBench(options: Partial<EngineBenchOptions> = {}):
   const coldStart = await measureColdStart(20);
   const meetsTarget = overhead.every((r) => r.ours.medianUs <= TARGET_US_PER_STEP);
   const figures = { rows, coldStart, meetsTarget };
-  printTable(figures);
+  printFigures(figures);
   return figures;
 }
 
@@ -276,25 +271,22 @@ async function measureColdStart(samples: number): Promise<EngineBenchFigures['co
   return { samples, medianMs: median, p95Ms: p95 };
 }
 
-function printTable({ rows, coldStart, meetsTarget }: EngineBenchFigures): void {
+function printFigures({ rows, coldStart, meetsTarget }: EngineBenchFigures): void {
   const us = (x: number | undefined) => (x === undefined ? '–' : x.toFixed(1));
-  const header = ['case', 'steps', 'runs', 'µs/step', 'p95', 'LangGraph µs/step', 'p95', 'LangGraph ÷ ours'];
-  const lines = rows.map((r) => [
-    r.case,
-    String(r.ours.steps),
-    String(r.ours.samples),
-    us(r.ours.medianUs),
-    us(r.ours.p95Us),
-    us(r.langGraph?.medianUs),
-    us(r.langGraph?.p95Us),
-    r.ratio === undefined ? '–' : `${r.ratio.toFixed(1)}×`,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(`engine benchmark: interpreter vs LangGraph.js, zero-latency model, Node ${process.version}`);
-  console.log(format(header));
-  for (const line of lines) console.log(format(line));
+  printTable(
+    `engine benchmark: interpreter vs LangGraph.js, zero-latency model, Node ${process.version}`,
+    ['case', 'steps', 'runs', 'µs/step', 'p95', 'LangGraph µs/step', 'p95', 'LangGraph ÷ ours'],
+    rows.map((r) => [
+      r.case,
+      String(r.ours.steps),
+      String(r.ours.samples),
+      us(r.ours.medianUs),
+      us(r.ours.p95Us),
+      us(r.langGraph?.medianUs),
+      us(r.langGraph?.p95Us),
+      r.ratio === undefined ? '–' : `${r.ratio.toFixed(1)}×`,
+    ]),
+  );
   console.log(
     `cold start (interpreter + isolate + first code node): median ${coldStart.medianMs.toFixed(1)} ms, p95 ${coldStart.p95Ms.toFixed(1)} ms`,
   );

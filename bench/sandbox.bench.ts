@@ -8,6 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Sandbox } from '../src/sandbox/index.js';
+import { printTable, quantiles } from './stats.js';
 
 /** Milliseconds over a number of runs. */
 export interface SandboxBenchRow {
@@ -45,9 +46,8 @@ async function timeRuns(name: string, runs: number, once: () => Promise<unknown>
 }
 
 function summarize(name: string, times: number[]): SandboxBenchRow {
-  const sorted = [...times].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { case: name, runs: times.length, medianMs: at(0.5), p95Ms: at(0.95) };
+  const { median, p95 } = quantiles(times);
+  return { case: name, runs: times.length, medianMs: median, p95Ms: p95 };
 }
 
 /** Runs the benchmark, prints a table and returns the figures. */
@@ -81,22 +81,19 @@ export async function runSandboxBench(runs = 2000, coldRuns = 20): Promise<Sandb
       ),
       await timeRuns('evaluate, 100 variables', runs, () => sandbox.evaluate('v3 > 1', large, where)),
     ];
-    printTable([coldStart, ...warm]);
+    printRows([coldStart, ...warm]);
     return { coldStart, warm };
   } finally {
     sandbox.dispose();
   }
 }
 
-function printTable(rows: readonly SandboxBenchRow[]): void {
-  const header = ['case', 'runs', 'median ms', 'p95 ms'];
-  const lines = rows.map((r) => [r.case, String(r.runs), r.medianMs.toFixed(3), r.p95Ms.toFixed(3)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  console.log(`sandbox benchmark: isolated-vm, Node ${process.version}`);
-  console.log(format(header));
-  for (const line of lines) console.log(format(line));
+function printRows(rows: readonly SandboxBenchRow[]): void {
+  printTable(
+    `sandbox benchmark: isolated-vm, Node ${process.version}`,
+    ['case', 'runs', 'median ms', 'p95 ms'],
+    rows.map((r) => [r.case, String(r.runs), r.medianMs.toFixed(3), r.p95Ms.toFixed(3)]),
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runSandboxBench();

@@ -27,6 +27,7 @@ import { runStatus, StatusBar } from '../src/tui/components/StatusBar.js';
 import { layoutGraph } from '../src/tui/graph-layout.js';
 import { colorTheme, ThemeContext } from '../src/tui/theme.js';
 import { useRunState } from '../src/tui/use-run-state.js';
+import { printTable, quantiles } from './stats.js';
 
 /** One frame at 60 Hz. */
 export const TARGET_MS = 16;
@@ -165,12 +166,6 @@ async function measure(view: TuiBenchRow['view'], nodes: number): Promise<TuiBen
   };
 }
 
-function quantiles(values: number[]): { median: number; p95: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(Math.floor(q * sorted.length), sorted.length - 1)]!;
-  return { median: at(0.5), p95: at(0.95) };
-}
-
 /** Measures every view at every size and prints a table. */
 export async function runTuiBench(): Promise<TuiBenchFigures> {
   const rows: TuiBenchRow[] = [];
@@ -178,29 +173,24 @@ export async function runTuiBench(): Promise<TuiBenchFigures> {
     for (const nodes of SIZES) rows.push(await measure(view, nodes));
   const target = rows.find((r) => r.view === 'graph panel + status bar' && r.nodes === 100)!;
   const figures = { rows, meetsTarget: target.cpuMedianMs < TARGET_MS };
-  printTable(figures);
+  printFigures(figures);
   return figures;
 }
 
-function printTable({ rows, meetsTarget }: TuiBenchFigures): void {
-  const header = ['view', 'nodes', 'frames', 'median ms', 'p95 ms', 'cpu median ms'];
-  const lines = rows.map((r) => [
-    r.view,
-    String(r.nodes),
-    String(r.frames),
-    r.medianMs.toFixed(2),
-    r.p95Ms.toFixed(2),
-    r.cpuMedianMs.toFixed(2),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+function printFigures({ rows, meetsTarget }: TuiBenchFigures): void {
   const react = process.env['NODE_ENV'] === 'production' ? 'production' : 'development';
-  console.log(
+  printTable(
     `TUI benchmark: frame time after node.entered, ${TERMINAL.columns}×${TERMINAL.rows}, Node ${process.version}, React ${react} build`,
+    ['view', 'nodes', 'frames', 'median ms', 'p95 ms', 'cpu median ms'],
+    rows.map((r) => [
+      r.view,
+      String(r.nodes),
+      String(r.frames),
+      r.medianMs.toFixed(2),
+      r.p95Ms.toFixed(2),
+      r.cpuMedianMs.toFixed(2),
+    ]),
   );
-  console.log(format(header));
-  for (const line of lines) console.log(format(line));
   console.log(
     `target < ${TARGET_MS} ms per frame (CPU median) at 100 nodes, graph panel + status bar: ${meetsTarget ? 'met' : 'missed'}`,
   );
