@@ -8,9 +8,10 @@
  */
 import { UserError } from '../errors.js';
 import { createScriptedModels } from './scripted.js';
+import { ROLES } from './types.js';
 import type { LanguageModel, ModelRole, ModelSet } from './types.js';
 
-export const ROLES: readonly ModelRole[] = ['chatbot', 'classifier', 'userbot', 'embedder'];
+export { ROLES };
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_OPENAI_CHAT_MODEL = 'gpt-4o-mini';
 export const DEFAULT_OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';

@@ -24,8 +24,7 @@ import type {
   ModelRole,
   ModelSet,
 } from './types.js';
-
-const ROLES = ['chatbot', 'classifier', 'userbot', 'embedder'] as const;
+import { ROLES } from './types.js';
 
 const scriptSchema = z.strictObject({
   rules: z.array(

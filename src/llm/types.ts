@@ -7,6 +7,9 @@ import type { ModelRole, TokenUsage } from '../events.js';
 /** Declared with the events that report model calls (events.ts is a leaf module). */
 export type { ModelRole, TokenUsage };
 
+/** Every role, in the order they are resolved and reported. */
+export const ROLES = ['chatbot', 'classifier', 'userbot', 'embedder'] as const satisfies readonly ModelRole[];
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
