@@ -22,7 +22,7 @@ import { EventBus } from '../src/events.js';
 import { graphFileSchema } from '../src/graph/schema.js';
 import { StaticGraph, type GraphView } from '../src/graph/view.js';
 import { App } from '../src/tui/App.js';
-import { GraphPanel } from '../src/tui/components/GraphPanel.js';
+import { GraphPanel, runGraph } from '../src/tui/components/GraphPanel.js';
 import { runStatus, StatusBar } from '../src/tui/components/StatusBar.js';
 import { layoutGraph } from '../src/tui/graph-layout.js';
 import { colorTheme, ThemeContext } from '../src/tui/theme.js';
@@ -84,11 +84,8 @@ function PanelAndStatus({ bus, graph }: { bus: EventBus; graph: GraphView }) {
   return (
     <Box flexDirection="column">
       <GraphPanel
-        graphName={state.graphName}
+        {...runGraph(state)}
         layout={layout}
-        current={state.current}
-        visited={state.visited}
-        lastEdit={state.lastEdit}
         selected={state.current}
         focused
         height={TERMINAL.rows - 3}

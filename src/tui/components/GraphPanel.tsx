@@ -3,6 +3,7 @@ import { memo } from 'react';
 import { editSummary } from '../format.js';
 import type { GraphEdge, GraphLayout, GraphRow } from '../graph-layout.js';
 import { nodeMarks, type MarkSource, type NodeMarks } from '../marks.js';
+import type { RunState } from '../run-state.js';
 import { scrollWindow } from '../scroll.js';
 import { useTheme } from '../theme.js';
 import { MoreLine, PanelTitle } from './PanelTitle.js';
@@ -42,6 +43,16 @@ export const GraphPanel = memo(function GraphPanel(props: GraphPanelProps) {
     </Box>
   );
 });
+
+/** The panel's run facts from the run state: its name and what marks the nodes. */
+export function runGraph(state: RunState): Pick<GraphPanelProps, 'graphName' | keyof MarkSource> {
+  return {
+    graphName: state.graphName,
+    current: state.current,
+    visited: state.visited,
+    lastEdit: state.lastEdit,
+  };
+}
 
 interface GraphRowLineProps {
   row: GraphRow;

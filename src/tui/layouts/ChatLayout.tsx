@@ -2,7 +2,7 @@ import { Box } from 'ink';
 import { useCallback, useMemo } from 'react';
 import type { EventBus } from '../../events.js';
 import type { GraphView } from '../../graph/view.js';
-import { GraphPanel } from '../components/GraphPanel.js';
+import { GraphPanel, runGraph } from '../components/GraphPanel.js';
 import { HelpOverlay } from '../components/HelpOverlay.js';
 import { HistoryView } from '../components/HistoryView.js';
 import { InputLine } from '../components/InputLine.js';
@@ -95,11 +95,8 @@ export function ChatLayout(props: ChatLayoutProps) {
           <Box flexDirection="row" height={heights.panels}>
             <Box width={columns.left} marginRight={1}>
               <GraphPanel
-                graphName={state.graphName}
+                {...runGraph(state)}
                 layout={layout}
-                current={state.current}
-                visited={state.visited}
-                lastEdit={state.lastEdit}
                 selected={selected}
                 focused={ui.focus === 'graph'}
                 height={heights.panels}

@@ -3,7 +3,7 @@ import { useMemo } from 'react';
 import type { EventBus } from '../../events.js';
 import type { GraphView } from '../../graph/view.js';
 import { DesignProgress } from '../components/DesignProgress.js';
-import { GraphPanel } from '../components/GraphPanel.js';
+import { GraphPanel, runGraph } from '../components/GraphPanel.js';
 import { HelpOverlay } from '../components/HelpOverlay.js';
 import { NodeInspector } from '../components/NodeInspector.js';
 import { runStatus, StatusBar } from '../components/StatusBar.js';
@@ -89,11 +89,8 @@ export function DesignLayout(props: DesignLayoutProps) {
                 />
               ) : (
                 <GraphPanel
-                  graphName={state.graphName}
+                  {...runGraph(state)}
                   layout={layout}
-                  current={state.current}
-                  visited={state.visited}
-                  lastEdit={state.lastEdit}
                   selected={selected}
                   focused={ui.focus === 'graph'}
                   height={height}
