@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 
-/** The package version, read once from package.json next to dist/ or src/. */
+/** The package version, from the package.json above src/ (tests) or above dist/src/ (the built CLI). */
 export function version(): string {
-  const url = new URL('../../../package.json', import.meta.url);
-  try {
-    return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
-  } catch {
-    return (
-      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-    ).version;
-  }
+  const root = import.meta.url.includes('/dist/src/') ? '../../../' : '../../';
+  const manifest = readFileSync(new URL(`${root}package.json`, import.meta.url), 'utf8');
+  return (JSON.parse(manifest) as { version: string }).version;
 }
