@@ -90,7 +90,7 @@ export class VersionedGraph implements GraphView {
 
   /** Lint findings of the current version. */
   lint(): readonly Finding[] {
-    this.#findings ??= lintGraph(this.toFile());
+    this.#findings ??= lintGraph({ ...this.#base, nodes: this.#nodes });
     return this.#findings;
   }
 
@@ -263,7 +263,8 @@ export class VersionedGraph implements GraphView {
   #commit(change: Change, by: string, reverts?: number): EditRecord | null {
     if (isDeepStrictEqual(change.before, change.after)) return null;
     const nodes = replayRecord(this.#nodes, change);
-    const introduced = newErrors(this.lint(), lintGraph({ ...this.#base, nodes }));
+    const findings = lintGraph({ ...this.#base, nodes });
+    const introduced = newErrors(this.lint(), findings);
     if (introduced.length > 0) {
       const listed = introduced
         .slice(0, 3)
@@ -281,7 +282,8 @@ export class VersionedGraph implements GraphView {
     this.#records.push(record);
     this.#nodes = nodes;
     this.#compiled = undefined;
-    this.#findings = undefined;
+    // The new version's findings were just computed: the next edit compares against them.
+    this.#findings = findings;
     for (const listener of this.#listeners) listener(structuredClone(record), this);
     return structuredClone(record);
   }
