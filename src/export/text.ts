@@ -1,7 +1,7 @@
 /** Text shaping shared by the exporters: diagrams need short, wrapped excerpts of long node fields. */
 
 /** Whitespace (newlines included) collapsed to single spaces, trimmed. */
-export function collapseWhitespace(text: string): string {
+function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 

@@ -26,7 +26,7 @@ export function formatElapsed(ms: number): string {
 }
 
 /** `B` with choices [yes, no] -> `B) no`; an answer that is not a letter is shown as given. */
-export function choiceText(answer: string, choices: readonly string[] = []): string {
+function choiceText(answer: string, choices: readonly string[] = []): string {
   const letter = answer.trim().toUpperCase();
   const index = /^[A-Z]$/.test(letter) ? letter.charCodeAt(0) - 65 : -1;
   const choice = choices[index];
