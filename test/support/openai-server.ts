@@ -283,6 +283,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
           ? 'base64'
           : 'float';
     const dimensions = options.embeddingDimensions ?? 8;
+    const tokens = input.reduce((sum, text) => sum + countTokens(model, text), 0);
     sendJson(res, 200, {
       object: 'list',
       model,
@@ -290,14 +291,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
         const vector = testEmbedding(text, dimensions);
         return { object: 'embedding', index, embedding: encoding === 'base64' ? toBase64(vector) : vector };
       }),
-      ...(options.sendUsage === false
-        ? {}
-        : {
-            usage: {
-              prompt_tokens: input.reduce((sum, text) => sum + countTokens(model, text), 0),
-              total_tokens: input.reduce((sum, text) => sum + countTokens(model, text), 0),
-            },
-          }),
+      ...(options.sendUsage === false ? {} : { usage: { prompt_tokens: tokens, total_tokens: tokens } }),
     });
   }
 
