@@ -22,6 +22,7 @@
 import { UserError } from '../errors.js';
 import { nodeNameProblem } from '../graph/names.js';
 import { compileNode } from '../graph/parse.js';
+import { kindOf } from '../graph/schema-issues.js';
 import type { NodeSpec } from '../graph/schema.js';
 import type { GraphEdit } from '../graph/edit.js';
 import type { VersionedGraph } from '../graph/versioned.js';
@@ -160,7 +161,7 @@ const PROBE: NodeSpec = {
 
 function requireObject(value: unknown, usage: string, what: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new UserError(`${usage}: ${what} must be an object of node fields, got ${describe(value)}`);
+    throw new UserError(`${usage}: ${what} must be an object of node fields, got ${kindOf(value)}`);
   return value as Record<string, unknown>;
 }
 
@@ -175,12 +176,6 @@ function requireFields(value: unknown, usage: string): Record<string, unknown> {
 
 function requireName(value: unknown, usage: string, what = 'name'): string {
   if (typeof value !== 'string')
-    throw new UserError(`${usage}: ${what} must be a node name, got ${describe(value)}`);
+    throw new UserError(`${usage}: ${what} must be a node name, got ${kindOf(value)}`);
   return value;
-}
-
-function describe(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }

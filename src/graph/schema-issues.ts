@@ -45,8 +45,9 @@ function expectedKind(expected: string): string {
   return expected === 'record' ? 'object' : expected;
 }
 
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
+/** What kind of value was given, for a message: `null`, `an array`, `an object`, `number 3`. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }
