@@ -43,6 +43,9 @@ function renderOptions(streams: TerminalStreams) {
     ...(streams.patchConsole !== undefined ? { patchConsole: streams.patchConsole } : {}),
     // Ctrl+C goes to the view's quit key, so the caller's onQuit can save before the process ends.
     exitOnCtrlC: false,
+    // The CLI mounts the view only on a terminal, so draw it there even when CI is set: Ink would
+    // otherwise print only finished transcript lines, with no panels and no reply line to type in.
+    interactive: true,
     // Rewrite only the lines that changed: the graph panel is mostly still while the live turn streams.
     incrementalRendering: true,
   };

@@ -74,14 +74,20 @@ function addedRow(panel: string[], name: string): string | undefined {
   return panel.find((line) => line.includes(` ${name} chat  → dynamic_node`));
 }
 
-/** The environment of the CLI: the caller's, less its model settings, in a colour terminal. */
+/**
+ * The environment of the CLI: the caller's, less its model settings, in a colour terminal, with `CI`
+ * set as CI runners set it (Ink stops drawing live frames there unless told the terminal is interactive).
+ */
 function cliEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !/^(OPENAI_|META_AGENT_|TMUX|NO_COLOR$|FORCE_COLOR$)/.test(name))
+    if (
+      value !== undefined &&
+      !/^(OPENAI_|META_AGENT_|TMUX|NO_COLOR$|FORCE_COLOR$|CI$|CONTINUOUS_INTEGRATION$)/.test(name)
+    )
       env[name] = value;
   }
-  return { ...env, TERM: 'xterm-256color' };
+  return { ...env, TERM: 'xterm-256color', CI: 'true' };
 }
 
 describe('meta-agent chat in a terminal (tmux)', () => {

@@ -149,7 +149,7 @@ class FakeKeyboard extends EventEmitter {
 }
 
 describe('renderChatUI', () => {
-  it('mounts on the given terminal, and unmounts after calling onQuit on Ctrl+C', async () => {
+  it('mounts on the given terminal, draws the live view, and unmounts after calling onQuit on Ctrl+C', async () => {
     const stdout = new FakeTerminal();
     const stdin = new FakeKeyboard();
     const onQuit = vi.fn();
@@ -167,6 +167,8 @@ describe('renderChatUI', () => {
     });
     bus.emit({ type: 'reply', node: 'start1', text: 'Hello from the agent.' });
     await settle();
+    // The live view is drawn while it runs, even on a CI runner (where Ink would print only finished lines).
+    expect(stripVTControlCharacters(stdout.output)).toMatch(/nodes: \d+/);
     stdin.type('hi');
     await settle();
     stdin.type('\r');
