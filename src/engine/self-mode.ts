@@ -64,9 +64,10 @@ export class SelfMode {
 }
 
 /**
- * The graph a conversation runs on: the one saved in its state when the agent edited it (that graph, not
- * the file, holds the nodes the agent wrote), else the file, versioned when the mode is on so it can be
- * edited. `source` names the state in errors.
+ * The graph a conversation runs on: the nodes saved in its state when the agent edited it (that graph,
+ * not the file, holds the nodes the agent wrote) under the file's config (the agent never edits config,
+ * and the file's is the one the command line overrode), else the file, versioned when the mode is on so
+ * it can be edited. `source` names the state in errors.
  */
 export function conversationGraph(
   file: GraphFile,
@@ -74,7 +75,12 @@ export function conversationGraph(
   options: { selfReferential?: boolean; source?: string } = {},
 ): GraphView {
   if (saved?.graph !== undefined)
-    return VersionedGraph.fromJSON(saved.graph, `${options.source ?? 'the saved conversation'} (graph)`);
+    return VersionedGraph.fromJSON(
+      saved.graph,
+      `${options.source ?? 'the saved conversation'} (graph)`,
+      // It stays in the mode, so its edits keep being saved.
+      { ...file.config, selfReferential: true },
+    );
   if (options.selfReferential ?? file.config.selfReferential) return new VersionedGraph(file);
   return new StaticGraph(file);
 }

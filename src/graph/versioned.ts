@@ -172,12 +172,16 @@ export class VersionedGraph implements GraphView {
     return structuredClone({ format: HISTORY_FORMAT, base: this.#base, edits: this.#records });
   }
 
-  /** Rebuilds a graph saved with `toJSON`; `source` names it in messages. */
-  static fromJSON(json: unknown, source = 'graph history'): VersionedGraph {
+  /**
+   * Rebuilds a graph saved with `toJSON`; `source` names it in messages. `config` replaces the saved
+   * config: edits change nodes only, so a resumed run may take its config from the file as it is now.
+   */
+  static fromJSON(json: unknown, source = 'graph history', config?: GraphConfig): VersionedGraph {
     const parsed = graphHistorySchema.safeParse(json);
     if (!parsed.success)
       throw new UserError(`${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`, 1);
-    const graph = new VersionedGraph(parsed.data.base);
+    const { base } = parsed.data;
+    const graph = new VersionedGraph(config ? { ...base, config } : base);
     parsed.data.edits.forEach((record, i) => {
       if (record.version !== i + 1)
         throw new UserError(`${source}: graph history is out of order at version ${record.version}`, 1);

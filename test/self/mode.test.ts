@@ -273,6 +273,16 @@ describe('the graph a conversation runs on', () => {
     }
   });
 
+  it("takes the file's config, as the command line overrode it, over the one saved with the edits", async () => {
+    const first = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
+    const { state } = await converse(first, [undefined]);
+    const renamed = fileOf(GROWER, { selfReferential: true, agentName: 'Zed' });
+    const resumed = conversationGraph(renamed, structuredClone(state)) as VersionedGraph;
+    expect(resumed.config.agentName).toBe('Zed');
+    expect(resumed.nodes().map((n) => n.name)).toContain('said_1');
+    expect(resumed.toJSON().base.config.agentName).toBe('Zed');
+  });
+
   it('names the state when its graph is not a valid history', () => {
     const state = { graph: { format: 'nonsense' } } as never;
     expect(() => conversationGraph(file, state, { source: 'talk.json' })).toThrow(
