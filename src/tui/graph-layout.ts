@@ -68,7 +68,10 @@ export function layoutGraph(graph: GraphView): GraphLayout {
   }
   const rest = nodes.filter((n) => !placed.has(n.name)).map((n) => n.name);
   if (rest.length > 0) {
-    rows.push({ kind: 'section', label: `not reachable from ${start ?? 'start'}` });
+    rows.push({
+      kind: 'section',
+      label: restLabel(start, variablesOf(nodes.filter((n) => placed.has(n.name)))),
+    });
     // Each unreachable node roots its own walk, so what it leads to still nests under it.
     for (const name of rest) walk([name]);
   }
@@ -78,6 +81,21 @@ export function layoutGraph(graph: GraphView): GraphLayout {
     if (row.kind === 'node') rowOf.set(row.name, i);
   });
   return { rows, rowOf, order: [...rowOf.keys()] };
+}
+
+/**
+ * Names the section of nodes no transition leads to. A `$var` transition may jump to any of them at run
+ * time (the Appendix H agent reaches every node it adds that way), so the label says which ones can.
+ */
+function restLabel(start: string | undefined, variables: string[]): string {
+  const label = `not reachable from ${start ?? 'start'}`;
+  return variables.length > 0 ? `${label} except through ${variables.map((v) => `$${v}`).join(', ')}` : label;
+}
+
+/** The variables the `$var` transitions of `nodes` jump through, each once. */
+function variablesOf(nodes: readonly CompiledNode[]): string[] {
+  const names = nodes.flatMap((n) => n.targets.flatMap((t) => (t.kind === 'variable' ? [t.variable] : [])));
+  return [...new Set(names)];
 }
 
 function nodeRow(node: CompiledNode, depth: number, has: (name: string) => boolean): GraphRow {

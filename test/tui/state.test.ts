@@ -138,11 +138,24 @@ describe('graph layout', () => {
       '1:route.b',
       '2:ask.1',
       '2:ask.2',
-      'not reachable from start1',
+      'not reachable from start1 except through $next',
       '0:orphan',
       '1:island',
     ]);
     const routeB = rows.find((r) => r.kind === 'node' && r.name === 'route.b');
     expect(routeB?.kind === 'node' && routeB.edges).toEqual([{ label: 'missing', missing: true }]);
+  });
+
+  it('calls the rest plainly unreachable when no $var transition could jump there', () => {
+    const plain = new StaticGraph(
+      graphFileSchema.parse({
+        name: 'g',
+        nodes: [
+          { name: 'start1', action: 'chat', transitions: ['quit'] },
+          { name: 'orphan', action: 'chat', transitions: ['start1'] },
+        ],
+      }),
+    );
+    expect(layoutGraph(plain).rows).toContainEqual({ kind: 'section', label: 'not reachable from start1' });
   });
 });
