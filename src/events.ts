@@ -49,6 +49,8 @@ export type AgentEvent =
       answer?: string;
     }
   | { type: 'variable.set'; name: string; value: unknown; node: string }
+  /** One line a code node printed with `console.log` (or info, warn, error, debug). */
+  | { type: 'code.log'; node: string; text: string }
   | { type: 'reply'; node: string; text: string }
   | { type: 'user'; text: string }
   | {

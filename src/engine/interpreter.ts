@@ -430,6 +430,11 @@ export class Interpreter {
     return this.#sandbox.evaluate(expression, variablesInScope(work), { node: label });
   }
 
+  /** What a code node printed, line by line, on the event stream. */
+  #printed(node: string, logs: readonly string[]): void {
+    for (const text of logs) this.events.emit({ type: 'code.log', node, text });
+  }
+
   #set(work: ConversationState, node: string, name: string, value: unknown): void {
     setVariable(work, name, value);
     this.events.emit({ type: 'variable.set', name, value, node });
@@ -445,7 +450,13 @@ export class Interpreter {
       evaluate: (expression) => this.#evaluate(work, node, expression),
       runCode: async (code) => {
         const before = variablesInScope(work);
-        const result = await this.#sandbox.runCode(code, before, { node: node.name });
+        const result = await this.#sandbox
+          .runCode(code, before, { node: node.name })
+          .catch((error: unknown) => {
+            if (error instanceof SandboxError) this.#printed(node.name, error.logs);
+            throw error;
+          });
+        this.#printed(node.name, result.logs);
         for (const [name, value] of Object.entries(result.scope)) {
           if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
             this.#set(work, node.name, name, value);

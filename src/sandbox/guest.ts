@@ -39,7 +39,7 @@ export interface UncopyablePlace {
 /** What `run` returns, copied out as plain data. */
 export type GuestOutcome =
   | { ok: true; value: unknown; scope: Record<string, unknown>; logs: string[] }
-  | { ok: false; problem: 'thrown'; name: string; message: string; line?: number }
+  | { ok: false; problem: 'thrown'; name: string; message: string; line?: number; logs: string[] }
   | { ok: false; problem: 'syntax'; message: string }
   | ({ ok: false; problem: 'uncopyable' } & UncopyablePlace);
 
@@ -202,7 +202,7 @@ return function run(scope, layout, source, mode) {
     if (exposed[name]) continue;
     try { defineProperty(g, name, { value: scope[name], writable: true, enumerable: true, configurable: true }); }
     catch (error) { // a read-only global such as undefined or NaN
-      return { ok: false, problem: 'thrown', name: 'TypeError', message: 'variable "' + name + '" cannot be defined: ' + error.message };
+      return { ok: false, problem: 'thrown', name: 'TypeError', message: 'variable "' + name + '" cannot be defined: ' + error.message, logs };
     }
   }
   for (let i = 0; i < layout.length; i++) {
@@ -217,7 +217,7 @@ return function run(scope, layout, source, mode) {
     if (error instanceof SyntaxErrorCtor) return { ok: false, problem: 'syntax', message: error.message };
     fail(error);
   }
-  if (thrown !== null) return { ok: false, problem: 'thrown', ...thrown };
+  if (thrown !== null) return { ok: false, problem: 'thrown', ...thrown, logs };
   try {
     if (mode === 'expression') return { ok: true, value: plainOr(value, { path: '' }), scope: {}, logs };
     const variables = create(null), seen = create(null);
@@ -245,7 +245,7 @@ return function run(scope, layout, source, mode) {
   } catch (error) {
     if (error === UNCOPYABLE) return uncopyable;
     fail(error);
-    return { ok: false, problem: 'thrown', ...thrown };
+    return { ok: false, problem: 'thrown', ...thrown, logs };
   }
 };
 `;

@@ -25,6 +25,8 @@ export class SandboxError extends UserError {
     hint?: string,
     /** The line of the code where it failed, when known (1-based). */
     readonly line?: number,
+    /** What the code printed before it threw: often the clue to why. */
+    readonly logs: readonly string[] = [],
   ) {
     super(`node "${node}": ${detail}${line === undefined ? '' : ` (line ${line})`}`, 1, hint);
   }

@@ -261,7 +261,7 @@ export class Sandbox {
       const detail = outcome.name
         ? `${outcome.name}: ${outcome.message}`
         : `the code threw ${outcome.message}`;
-      throw new SandboxError('runtime', node, detail, undefined, outcome.line);
+      throw new SandboxError('runtime', node, detail, undefined, outcome.line, outcome.logs);
     }
     const nested = outcome.path !== '' && outcome.path !== outcome.variable;
     const path =

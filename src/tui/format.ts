@@ -49,6 +49,8 @@ export function decisionText(decision: Decision, width: number): string {
       return oneLine(`thought at ${decision.node}: ${decision.text}`, width);
     case 'variable':
       return oneLine(`${decision.name} = ${decision.value}  (at ${decision.node})`, width);
+    case 'log':
+      return oneLine(`${decision.node} printed: ${decision.text}`, width);
   }
 }
 

@@ -19,7 +19,9 @@ export type Decision =
       answer?: string;
     }
   | { kind: 'thought'; node: string; text: string }
-  | { kind: 'variable'; node: string; name: string; value: string };
+  | { kind: 'variable'; node: string; name: string; value: string }
+  /** A line a code node printed. */
+  | { kind: 'log'; node: string; text: string };
 
 /** A finished line of the conversation; once in the transcript it never changes. */
 export type TranscriptEntry =
@@ -207,6 +209,11 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
           name: event.name,
           value: showValue(event.value),
         }),
+      };
+    case 'code.log':
+      return {
+        ...state,
+        turn: withDecision(state.turn, { kind: 'log', node: event.node, text: event.text }),
       };
     case 'reply': {
       const turn = settleThought(state.turn);

@@ -5,6 +5,7 @@ import { runCli } from '../support/run-cli.js';
 const FIBONACCI = 'test/fixtures/engine/fibonacci.autogram.json';
 const SORT = 'test/fixtures/engine/merge-sort.autogram.json';
 const TALLY = 'test/fixtures/engine/tally.autogram.json';
+const LOGGING = 'test/fixtures/engine/logging.autogram.json';
 
 /** No model server anywhere: these graphs need none, and no test may probe for a real one. */
 let env: Record<string, string>;
@@ -62,6 +63,20 @@ describe('meta-agent call', () => {
     const result = await call(TALLY, 'listen(0)');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error: node "listen\(n\)": a chat node ran inside a function/);
+  });
+
+  it("prints what the function's code printed to stderr, the result alone to stdout", async () => {
+    expect(await call(LOGGING, 'halve(8)')).toEqual({
+      code: 0,
+      stdout: '4\n',
+      stderr: '[halve(n)] halving 8\n',
+    });
+  });
+
+  it('prints what the code printed before it threw, then the error', async () => {
+    const result = await call(LOGGING, 'halve(3)');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^\[halve\(n\)\] halving 3\nerror: node "halve\(n\)": Error: 3 is odd/);
   });
 
   it('names a missing graph file in one line, exit 2', async () => {

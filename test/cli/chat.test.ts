@@ -9,6 +9,7 @@ const GREETER = 'test/fixtures/cli/greeter.autogram.json';
 const SPIN = 'test/fixtures/cli/spin.autogram.json';
 const TALLY = 'test/fixtures/engine/tally.autogram.json';
 const GROWER = 'test/fixtures/cli/grower.autogram.json';
+const LOGGING = 'test/fixtures/engine/logging.autogram.json';
 
 /** The classifier's calls are limited to one token (it answers A: happy); the chatbot answers by instruction. */
 function greeterAnswer(body: ChatRequestBody): string {
@@ -121,7 +122,11 @@ describe('meta-agent chat with piped input', () => {
     // The node the agent wrote is only in the state; the mode stays on for the edited graph.
     const second = await chat([GROWER, '--state', state], 'bye\n');
     expect(second).toMatchObject({ code: 0, stdout: '', stderr: '' });
-    expect(await readJson(state)).toMatchObject({ ended: true, graph: saved.graph });
+    const { graph } = saved as { graph: { base: { nodes: unknown }; edits: unknown } };
+    expect(await readJson(state)).toMatchObject({
+      ended: true,
+      graph: { base: { nodes: graph.base.nodes }, edits: graph.edits },
+    });
   });
 
   it('names self-referential mode when code uses self without it', async () => {
@@ -163,6 +168,23 @@ describe('meta-agent chat with piped input', () => {
       'How are you today, Ann?',
     ]);
     expect(events.find((e) => e.type === 'user')?.text).toBe('I am Ann');
+  });
+
+  it("prints code nodes' console output to stderr, or as code.log events with --json", async () => {
+    const lines = await chat([LOGGING], 'hi\nagain\n');
+    expect(lines).toMatchObject({ code: 0, stdout: 'Visit 1.\nVisit 2.\nVisit 3.\n' });
+    expect(lines.stderr).toBe('[start1] first visit\n[count] visit 2\n[count] visit 3\n');
+    const json = await chat([LOGGING, '--json'], 'hi\n');
+    const logs = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string })
+      .filter((event) => event.type === 'code.log');
+    expect(logs).toEqual([
+      { type: 'code.log', node: 'start1', text: 'first visit' },
+      { type: 'code.log', node: 'count', text: 'visit 2' },
+    ]);
+    expect(json.stderr).toBe('');
   });
 
   it('appends every event to the --trace file as JSON lines', async () => {

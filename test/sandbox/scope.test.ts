@@ -119,6 +119,11 @@ describe('runCode: variables in and out', () => {
     ]);
   });
 
+  it('hands what the code printed before it threw to the error', async () => {
+    const failed = sandbox.runCode('console.log("step 1"); null.x', {}, where);
+    await expect(failed).rejects.toMatchObject({ kind: 'runtime', logs: ['step 1'] });
+  });
+
   it('keeps console frozen and at most 1000 lines', async () => {
     const code =
       'console.log = null; for (let i = 0; i < 1500; i++) console.log(i); Object.isFrozen(console)';

@@ -91,6 +91,17 @@ describe('Transcript', () => {
     );
   });
 
+  it('lists what code nodes printed among the decisions, by node', async () => {
+    const ui = chat();
+    await ui.press(KEY.tab, 't');
+    await ui.emit(
+      { type: 'node.entered', node: 'billing', action: 'code', depth: 0 },
+      { type: 'code.log', node: 'billing', text: 'invoice total 42' },
+      { type: 'reply', node: 'answer', text: 'Your invoice is 42.' },
+    );
+    expect(ui.frame()).toContain('    billing printed: invoice total 42');
+  });
+
   it('streams the reply in progress and prints errors with their node', async () => {
     const ui = chat();
     await ui.emit(

@@ -4,6 +4,7 @@ import { closestName } from '../../graph/names.js';
 import { parseFunctionCall } from '../../graph/parse.js';
 import type { GraphView } from '../../graph/view.js';
 import { formatUsage } from '../../llm/usage.js';
+import { printCodeLogs } from '../code-logs.js';
 import type { CallOptions } from '../commands/call.js';
 import { openAgent } from '../open-agent.js';
 
@@ -13,6 +14,7 @@ export async function runCall(path: string, text: string, options: CallOptions):
   const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
   try {
     checkCallable(agent.graph, call.fn, path);
+    printCodeLogs(agent.bus, (line) => process.stderr.write(line));
     const { value } = await agent.interpreter.applyFn(call.fn, call.args);
     // A bare `return` of nothing gives undefined, which JSON has no word for.
     process.stdout.write(`${JSON.stringify(value ?? null)}\n`);

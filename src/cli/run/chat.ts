@@ -4,6 +4,7 @@ import { UserError } from '../../errors.js';
 import { VersionedGraph } from '../../graph/versioned.js';
 import { chatInLines, printEvents } from '../chat-lines.js';
 import { ChatSession } from '../chat-session.js';
+import { printCodeLogs } from '../code-logs.js';
 import type { ChatOptions } from '../commands/chat.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
 
@@ -54,11 +55,14 @@ async function converse(agent: OpenedAgent, session: ChatSession, options: ChatO
   if (options.tui && !options.json && process.stdin.isTTY && process.stdout.isTTY)
     return chatInTerminal(agent, session);
   const say = (reply: string) => process.stdout.write(`${reply}\n`);
-  const stopEvents = options.json ? printEvents(agent.bus, (line) => process.stdout.write(line)) : undefined;
+  // With --json the code nodes' output is in the event stream already.
+  const stopEvents = options.json
+    ? printEvents(agent.bus, (line) => process.stdout.write(line))
+    : printCodeLogs(agent.bus, (line) => process.stderr.write(line));
   try {
     await chatInLines(session, process.stdin, options.json ? () => undefined : say);
   } finally {
-    stopEvents?.();
+    stopEvents();
   }
 }
 
