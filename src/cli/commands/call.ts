@@ -19,7 +19,8 @@ Examples:
 
 Each argument is a JSON literal: numbers, "strings" in double quotes, true/false/null, [lists] and
 {"objects"}. The function runs as a local function (it sees only its arguments) and its return value
-is printed on stdout as one line of JSON. Chat nodes cannot run here: nobody is there to answer.
+is printed on stdout as one line of JSON; what its code prints with console.log goes to stderr.
+Chat nodes cannot run here: nobody is there to answer.
 Exit code: 0 with a result, 1 when a node failed, 2 for a bad call, an unknown function or a bad file.
 ${MODEL_OPTIONS_HELP}`;
 
