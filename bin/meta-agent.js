@@ -12,3 +12,5 @@ if (major < 24) {
 process.env.NODE_ENV ??= 'production';
 const { main } = await import('../dist/src/cli/main.js');
 process.exitCode = await main(process.argv);
+// An interrupted run ends now: model calls still in flight must not hold the process open.
+if (process.exitCode === 130) process.exit();

@@ -42,6 +42,11 @@ export interface DesignRequest {
   designer?: StaticGraph;
   /** Simulated conversations to check the design with (`--check N`); none by default. */
   check?: number;
+  /**
+   * Stops the design (the user pressed Ctrl+C): it ends at once as a failure of the current stage, with
+   * the partial work kept. Model calls already sent are left to finish unobserved.
+   */
+  signal?: AbortSignal;
 }
 
 /** The cost of a design run. */
@@ -83,6 +88,8 @@ export interface DesignFailure {
   hint?: string;
   kept: string[];
   figures: DesignFigures;
+  /** The request's signal stopped it, not the designer. */
+  interrupted?: boolean;
 }
 
 export type DesignOutcome = DesignSuccess | DesignFailure;
@@ -130,7 +137,12 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     seconds: (performance.now() - started) / 1000,
     scripted: Object.values(request.models).some((m) => m.scripted),
   });
-  const fail = async (stage: string, reason: string, hint?: string): Promise<DesignFailure> => {
+  const fail = async (
+    stage: string,
+    reason: string,
+    hint?: string,
+    interrupted = false,
+  ): Promise<DesignFailure> => {
     stages.fail(reason);
     const partial = await savePartialWork(request.outDir, request.name, {
       outline: stringOrUndefined(variables.outline),
@@ -140,10 +152,18 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     });
     // A check that fails comes after the graph was saved: that graph is work kept too.
     const kept = run.saved ? [run.saved.graph, ...partial] : partial;
-    return { ok: false, stage, reason, ...(hint ? { hint } : {}), kept, figures: figures() };
+    return {
+      ok: false,
+      stage,
+      reason,
+      ...(hint ? { hint } : {}),
+      kept,
+      figures: figures(),
+      ...(interrupted ? { interrupted } : {}),
+    };
   };
 
-  try {
+  const designAndCheck = async (): Promise<DesignOutcome> => {
     interpreter = await Interpreter.create({ graph: designer, models, events, sandbox });
     const { value } = await interpreter.applyFn('design', [request.description]);
     const returned = returnedSchema.safeParse(value);
@@ -164,7 +184,13 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
       ...(check ? { graph: check.graph, check: check.summary } : {}),
       figures: figures(),
     };
+  };
+
+  try {
+    return await untilAborted(designAndCheck(), request.signal);
   } catch (error) {
+    if (error instanceof Interrupted)
+      return await fail(stages.current ?? 'design', 'interrupted', undefined, true);
     // A model that cannot be reached or a node that fails is the designer failing at its current stage.
     if (!isUserError(error)) throw error;
     return await fail(stages.current ?? 'design', error.message, error.hint);
@@ -239,6 +265,21 @@ export async function loadDesigner(): Promise<StaticGraph> {
     );
   }
   return new StaticGraph(file);
+}
+
+/** What `untilAborted` rejects with when its signal aborts. */
+class Interrupted extends Error {}
+
+/** `work`, or a rejection with Interrupted as soon as `signal` aborts; then `work` goes on unobserved. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  work.catch(() => undefined);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new Interrupted('interrupted'));
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 function stringOrUndefined(value: unknown): string | undefined {

@@ -6,8 +6,8 @@ export class UserError extends Error {
   override readonly name = 'UserError';
   constructor(
     message: string,
-    /** 1: the work failed; 2: usage or configuration is wrong. */
-    readonly exitCode: 1 | 2 = 1,
+    /** 1: the work failed; 2: usage or configuration is wrong; 130: the user interrupted it (Ctrl+C). */
+    readonly exitCode: 1 | 2 | 130 = 1,
     /** What to do about it, when there is something to say. */
     readonly hint?: string,
   ) {

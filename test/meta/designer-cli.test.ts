@@ -107,6 +107,24 @@ describe('meta-agent design', () => {
     expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
   });
 
+  it('stops at Ctrl+C with exit 130, keeping the outline, without waiting for the model', async () => {
+    const base = cooperativeDesigner(4);
+    server = await startOpenAIServer({
+      // The DOT draft never comes back in time: the user gives up waiting.
+      reply: (body) => (promptKind(body) === 'dot' ? { text: 'digraph {}', delayMs: 60_000 } : base(body)),
+    });
+    const started = Date.now();
+    const result = await runCli(designArgs('--name', 'tutor'), {
+      interruptWhen: (stderr) => stderr.includes('✓ outline'),
+    });
+    expect(result.code).toBe(130);
+    expect(result.stderr).toMatch(/^error: design interrupted at the dot stage$/m);
+    expect(result.stderr).toMatch(/^hint: partial work kept in .*tutor\.partial\.outline\.md/m);
+    expect(existsSync(join(dir, 'tutor.partial.outline.md'))).toBe(true);
+    // It ended on the interrupt, not when the slow answer came.
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
   it('passes on the advice of an error it cannot get past, such as a server that does not answer', async () => {
     const gone = await startOpenAIServer();
     const url = gone.url;

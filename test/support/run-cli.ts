@@ -28,6 +28,8 @@ export interface RunCliOptions {
   /** Written to the CLI's stdin, which is then closed. */
   input?: string;
   cwd?: string;
+  /** Sends SIGINT (Ctrl+C) once, as soon as what the CLI wrote to stderr so far passes this test. */
+  interruptWhen?: (stderr: string) => boolean;
 }
 
 /** Runs `meta-agent ...args` and resolves when it exits. */
@@ -49,7 +51,11 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    let interrupted = false;
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      if (!interrupted && options.interruptWhen?.(stderr)) interrupted = child.kill('SIGINT');
+    });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, stdout, stderr, ...(signal ? { signal } : {}) }));
     child.stdin.end(options.input ?? '');

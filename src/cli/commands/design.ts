@@ -16,8 +16,8 @@ Examples:
 
 The designer is itself a graph (meta/designer.autogram.json): outline -> DOT draft -> Graphviz parse
 (problems go back to the model) -> every node's fields, written concurrently -> assemble, lint, repair.
-When the model's answers cannot be used after the allowed tries, the partial work (outline, DOT draft,
-the model's last answer) is kept in the output folder as NAME.partial.*.
+When the model's answers cannot be used after the allowed tries, or you press Ctrl+C (exit 130), the
+partial work (outline, DOT draft, the model's last answer) is kept in the output folder as NAME.partial.*.
 ${MODEL_OPTIONS_HELP}`;
 
 /** `design`'s options as commander parses them. */

@@ -20,14 +20,15 @@ export async function runDesign(description: string, options: DesignOptions): Pr
   const bus = new EventBus();
   const model = describeEndpoint(endpoints.chatbot);
 
+  // Ctrl+C (a signal in a pipe, a key in the view) stops the design and keeps its partial work; a
+  // second Ctrl+C in a pipe ends the process at once.
+  const interrupt = new AbortController();
+  const stop = () => interrupt.abort();
+  process.once('SIGINT', stop);
   const tty = Boolean(process.stdout.isTTY && process.stdin.isTTY);
   // The terminal UI (Ink, React) is loaded only when it is shown.
   const ui = tty
-    ? (await import('../../tui/index.js')).renderDesignUI({
-        bus,
-        graph: designer,
-        onQuit: () => process.exit(130),
-      })
+    ? (await import('../../tui/index.js')).renderDesignUI({ bus, graph: designer, onQuit: stop })
     : undefined;
   const stopLines = tty ? undefined : printStageLines(bus, (line) => process.stderr.write(line));
   if (!tty) process.stderr.write(`designing "${description}" with ${model} (concurrency ${concurrency})\n`);
@@ -40,6 +41,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
       events: bus,
       designer,
       limits: { concurrency },
+      signal: interrupt.signal,
       ...(options.check ? { check: options.check } : {}),
     });
     // The summary is printed below the finished UI, not under its live region.
@@ -47,6 +49,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
     if (!outcome.ok) throw failureError(outcome);
     process.stdout.write(`${designSummary(outcome, model)}\n`);
   } finally {
+    process.off('SIGINT', stop);
     ui?.unmount();
     stopLines?.();
   }
@@ -58,11 +61,14 @@ export async function runDesign(description: string, options: DesignOptions): Pr
  */
 function failureError(failure: DesignFailure): UserError {
   const { calls, seconds } = failure.figures;
+  const kept = `partial work kept in ${failure.kept.join(', ')} (${plural(calls, 'model call')}, ${seconds.toFixed(1)} s)`;
+  if (failure.interrupted)
+    return new UserError(`design interrupted at the ${failure.stage} stage`, 130, kept);
   const advice = failure.hint ?? 'a stronger model usually gets further (--model)';
   return new UserError(
     `design failed at the ${failure.stage} stage: ${failure.reason}`,
     1,
-    `${advice}; partial work kept in ${failure.kept.join(', ')} (${plural(calls, 'model call')}, ${seconds.toFixed(1)} s)`,
+    `${advice}; ${kept}`,
   );
 }
 

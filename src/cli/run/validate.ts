@@ -1,5 +1,5 @@
 /** What `meta-agent validate` does (declared in ../commands/validate.ts). */
-import { isUserError } from '../../errors.js';
+import { isUserError, type UserError } from '../../errors.js';
 import type { Finding } from '../../graph/lint.js';
 import type { ValidateOptions } from '../commands/validate.js';
 import { countFindings, formatFinding, openGraph } from '../load-graph.js';
@@ -11,7 +11,7 @@ interface FileReport {
   findings: Finding[];
   warnings: string[];
   /** Why the file could not be loaded as a graph at all (then there are no findings). */
-  failed?: { message: string; exitCode: 1 | 2 };
+  failed?: { message: string; exitCode: UserError['exitCode'] };
 }
 
 /**
