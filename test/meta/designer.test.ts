@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { designAgent, type DesignOutcome, type DesignRequest } from '../../meta/design.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
@@ -175,6 +175,32 @@ describe('the designer', () => {
     expect(await readFile(join(dir, 'tutor.partial.outline.md'), 'utf8')).toContain('Greet the user');
     expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
     expect(events.at(-1)).toMatchObject({ type: 'design.stage', stage: 'dot', status: 'fail' });
+  });
+
+  it('stops when its signal aborts, keeping the DOT draft, and the calls it leaves behind end quietly', async () => {
+    const base = cooperativeDesigner(5);
+    const interrupt = new AbortController();
+    let slowAnswers = 0;
+    const { outcome, events } = await design(
+      async (body) => {
+        if (promptKind(body) !== 'fields') return base(body);
+        // The first node's fields are asked for: the user presses Ctrl+C while they are written.
+        interrupt.abort();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        slowAnswers++;
+        return base(body);
+      },
+      { signal: interrupt.signal },
+    );
+    expect(outcome).toMatchObject({ ok: false, stage: 'fields', reason: 'interrupted', interrupted: true });
+    if (outcome.ok) return;
+    expect(outcome.kept.map((p) => p.slice(dir.length + 1))).toContain('tutor.partial.dot');
+    expect(events.at(-1)).toMatchObject({ type: 'design.stage', stage: 'fields', status: 'fail' });
+    expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
+    // The answers still arrive after the sandbox is gone; nothing may throw when they do.
+    await vi.waitFor(() => expect(slowAnswers).toBeGreaterThan(0), { timeout: 5000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
   });
 
   it('re-asks a node whose fields answer is malformed, with the validation error', async () => {
