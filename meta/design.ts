@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { Interpreter } from '../src/engine/interpreter.js';
 import { isUserError, UserError } from '../src/errors.js';
 import { EventBus } from '../src/events.js';
+import { Interrupted, untilAborted } from '../src/interrupt.js';
 import { hasErrors, lintGraph } from '../src/graph/lint.js';
 import { loadGraphFile } from '../src/graph/load.js';
 import type { GraphFile } from '../src/graph/schema.js';
@@ -265,21 +266,6 @@ export async function loadDesigner(): Promise<StaticGraph> {
     );
   }
   return new StaticGraph(file);
-}
-
-/** What `untilAborted` rejects with when its signal aborts. */
-class Interrupted extends Error {}
-
-/** `work`, or a rejection with Interrupted as soon as `signal` aborts; then `work` goes on unobserved. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  work.catch(() => undefined);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(new Interrupted('interrupted'));
-    if (signal.aborted) return abort();
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
 }
 
 function stringOrUndefined(value: unknown): string | undefined {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startOpenAIServer, type ChatRequestBody } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 
 const QUIZ = 'test/fixtures/cli/quiz.autogram.json';
@@ -56,6 +57,31 @@ describe('meta-agent simulate', () => {
     expect(again.stdout).toBe(once.stdout);
     const unseeded = await simulate('-n', '1', '-t', '1');
     expect(unseeded.stderr).toMatch(/simulating 1 conversation of quiz \(seed \d+\)/);
+  });
+
+  it('stops at Ctrl+C with exit 130, reporting the conversations that finished', async () => {
+    let calls = 0;
+    const answer = (body: ChatRequestBody): string => {
+      const prompt = body.messages.map((m) => m.content).join('\n');
+      if (body.max_tokens === 1) return 'Yes';
+      return prompt.includes('give the correct answer') ? '4' : prompt.includes('wrong answer') ? '5' : 'ok';
+    };
+    // A conversation of one reply makes two calls (the userbot's reply, the classifier's choice);
+    // after the first conversation the models stop answering in any useful time.
+    const server = await startOpenAIServer({
+      reply: (body) => (++calls > 2 ? { text: answer(body), delayMs: 60_000 } : answer(body)),
+    });
+    try {
+      const result = await runCli(
+        ['simulate', QUIZ, '--base-url', server.url, '--model', 'm', '-n', '3', '-t', '1', '--json'],
+        { interruptWhen: (stderr) => stderr.includes('conversation 1/3') },
+      );
+      expect(result.code).toBe(130);
+      expect((JSON.parse(result.stdout) as Report).conversations).toBe(1);
+      expect(result.stderr).toMatch(/^error: simulation interrupted after 1 of 3 conversations$/m);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a turn count that is not a whole number, with exit 2', async () => {

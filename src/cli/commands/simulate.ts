@@ -23,7 +23,8 @@ The simulated user follows the graph's "user instructions" (one per transition o
 them so that each clearly leads to its transition. Low agreement at a node means its transition
 question or choices are ambiguous, or the userbot is not following its instruction. The same seed
 gives the same samples (the models may still vary); without --seed a random one is used and printed.
-Progress goes to stderr, one line per conversation; the report goes to stdout.
+Progress goes to stderr, one line per conversation; the report goes to stdout. Ctrl+C stops the run
+(exit 130) and still reports the conversations that finished.
 ${MODEL_OPTIONS_HELP}`;
 
 /** `simulate`'s options as commander parses them. */

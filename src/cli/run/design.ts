@@ -6,6 +6,7 @@ import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
 import type { DesignOptions } from '../commands/design.js';
 import { designSummary, plural, printStageLines } from '../design-report.js';
+import { interruptOnSigint } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
 
 /** Designs a graph from `description` and writes it, with its views, into the output folder. */
@@ -20,15 +21,12 @@ export async function runDesign(description: string, options: DesignOptions): Pr
   const bus = new EventBus();
   const model = describeEndpoint(endpoints.chatbot);
 
-  // Ctrl+C (a signal in a pipe, a key in the view) stops the design and keeps its partial work; a
-  // second Ctrl+C in a pipe ends the process at once.
-  const interrupt = new AbortController();
-  const stop = () => interrupt.abort();
-  process.once('SIGINT', stop);
+  // Ctrl+C (a signal in a pipe, a key in the view) stops the design and keeps its partial work.
+  const ctrlC = interruptOnSigint();
   const tty = Boolean(process.stdout.isTTY && process.stdin.isTTY);
   // The terminal UI (Ink, React) is loaded only when it is shown.
   const ui = tty
-    ? (await import('../../tui/index.js')).renderDesignUI({ bus, graph: designer, onQuit: stop })
+    ? (await import('../../tui/index.js')).renderDesignUI({ bus, graph: designer, onQuit: ctrlC.interrupt })
     : undefined;
   const stopLines = tty ? undefined : printStageLines(bus, (line) => process.stderr.write(line));
   if (!tty) process.stderr.write(`designing "${description}" with ${model} (concurrency ${concurrency})\n`);
@@ -41,7 +39,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
       events: bus,
       designer,
       limits: { concurrency },
-      signal: interrupt.signal,
+      signal: ctrlC.signal,
       ...(options.check ? { check: options.check } : {}),
     });
     // The summary is printed below the finished UI, not under its live region.
@@ -49,7 +47,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
     if (!outcome.ok) throw failureError(outcome);
     process.stdout.write(`${designSummary(outcome, model)}\n`);
   } finally {
-    process.off('SIGINT', stop);
+    ctrlC.dispose();
     ui?.unmount();
     stopLines?.();
   }

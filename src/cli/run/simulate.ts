@@ -1,8 +1,11 @@
 /** What `meta-agent simulate` does (declared in ../commands/simulate.ts). */
 import { randomInt } from 'node:crypto';
 import { seededRandom, simulateConversations, type SimulationReport } from '../../engine/simulate.js';
+import { UserError } from '../../errors.js';
+import { Interrupted, untilAborted } from '../../interrupt.js';
 import { formatUsage } from '../../llm/usage.js';
 import type { SimulateOptions } from '../commands/simulate.js';
+import { interruptOnSigint } from '../interrupt.js';
 import { openAgent } from '../open-agent.js';
 import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
 
@@ -15,25 +18,37 @@ export async function runSimulate(path: string, options: SimulateOptions): Promi
   const noun = count === 1 ? 'conversation' : 'conversations';
   process.stderr.write(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
   const reports: SimulationReport[] = [];
+  // Ctrl+C stops the run; the report covers the conversations that finished.
+  const ctrlC = interruptOnSigint();
+  let interrupted = false;
   try {
     // One conversation per call, so each reports progress; the shared random source keeps the
     // samples those of a single run of `count`.
     for (let i = 1; i <= count; i++) {
-      const report = await simulateConversations(agent.interpreter, {
-        count: 1,
-        turns: options.turns,
-        rng,
-      });
+      const simulated = simulateConversations(agent.interpreter, { count: 1, turns: options.turns, rng });
+      const report = await untilAborted(simulated, ctrlC.signal);
       reports.push(report);
       process.stderr.write(`${progressLine(i, count, report.conversations[0]!)}\n`);
     }
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+    interrupted = true;
   } finally {
+    ctrlC.dispose();
     agent.interpreter.dispose();
   }
+  if (interrupted && reports.length === 0)
+    throw new UserError('simulation interrupted before a conversation finished', 130);
   const summary = summarize(agent.graph, reports, { seed, turns: options.turns });
   if (options.json) {
     const transcripts = reports.flatMap((r) => r.conversations).map((c) => transcriptOf(agent.graph, c));
     process.stdout.write(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
   } else process.stdout.write(`${formatSummary(summary)}\n`);
   process.stderr.write(`${formatUsage(agent.meter.total())}\n`);
+  if (interrupted)
+    throw new UserError(
+      `simulation interrupted after ${reports.length} of ${count} ${noun}`,
+      130,
+      'the report covers the conversations that finished',
+    );
 }
