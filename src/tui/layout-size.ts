@@ -21,6 +21,8 @@ export function useTerminalSize(override?: TerminalSize): TerminalSize {
 export interface ChatHeights {
   panels: number;
   live: number;
+  /** Rows above the live region, where the transcript's last lines stay in view. */
+  above: number;
 }
 
 /** The smallest panel height that still shows a line between two scroll markers, plus a title. */
@@ -34,10 +36,12 @@ const MIN_PANELS = 4;
 export function chatHeights(rows: number): ChatHeights {
   const budget = Math.max(rows - 1 - Math.floor(rows / 4), 0) - 2;
   const live = Math.min(Math.max(Math.floor(budget / 6), 2), 5);
-  return { panels: Math.max(budget - live, MIN_PANELS), live };
+  const panels = Math.max(budget - live, MIN_PANELS);
+  // Ink ends the live region with a newline, so the cursor takes a row below it.
+  return { panels, live, above: Math.max(rows - (panels + live + 2) - 1, 0) };
 }
 
-/** Lines of the design layout above its status bar. */
+/** Lines of the design layout above its status bar; it leaves no room above it. */
 export function designHeight(rows: number): number {
   return Math.max(rows - 1 - 1, MIN_PANELS);
 }

@@ -152,6 +152,11 @@ export class TmuxSession {
     await this.tmux('send-keys', '-t', 'main', ...keys);
   }
 
+  /** Resizes the window, as a user dragging the terminal's edge would (tmux rewraps what is on screen). */
+  async resize(size: { columns: number; rows: number }): Promise<void> {
+    await this.tmux('resize-window', '-t', 'main', '-x', String(size.columns), '-y', String(size.rows));
+  }
+
   /** Stops the server and the program and removes the socket; safe to call when they are gone. */
   async kill(): Promise<void> {
     await this.tmux('kill-server').catch(() => undefined);

@@ -168,6 +168,24 @@ describe('meta-agent chat in a terminal (tmux)', () => {
     const panel = graphPanel(final);
     for (const turn of TURNS) expect(addedRow(panel, turn.name)).toBeDefined();
 
+    // A narrower terminal rewraps the screen. Ink draws the view at the new width at once, below what
+    // is left of the old one; then the screen settles to one view (the inspector's title left of
+    // where the old split put it), with the last reply above it once.
+    const narrow = { columns: 110, rows: SIZE.rows };
+    const oldSplit = splitColumns(SIZE.columns).left;
+    const lines = (screen: string, text: string) => screen.split('\n').filter((line) => line.includes(text));
+    await tmux.resize(narrow);
+    const redrawn = await tmux.waitFor(
+      (screen) => {
+        const titles = lines(screen, 'Graph self-referential');
+        const inspector = titles.length === 1 ? titles[0]!.indexOf('Node tell_joke') : -1;
+        return inspector >= 0 && inspector < oldSplit;
+      },
+      { what: `one view drawn at ${narrow.columns} columns` },
+    );
+    expect(lines(redrawn, '· nodes: ')).toHaveLength(1);
+    expect(lines(redrawn, `Agent › ${TURNS[2]!.reply}`)).toHaveLength(1);
+
     // Ctrl+C quits from the reply line (q would be typed into it); the state file has every reply.
     await tmux.press('C-c');
     expect(await tmux.waitForExit()).toBe(0);

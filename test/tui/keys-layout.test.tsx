@@ -113,11 +113,45 @@ describe('layout', () => {
   });
 });
 
+describe('a terminal that changes width', () => {
+  it('erases the screen and prints the last messages again at the new width, not the whole transcript', async () => {
+    const stdout = new FakeTerminal();
+    const { bus } = eventBus();
+    const instance = renderChatUI({
+      bus,
+      graph: supportGraph(),
+      onSubmit: vi.fn(),
+      onQuit: vi.fn(),
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: new FakeKeyboard() as unknown as NodeJS.ReadStream,
+      patchConsole: false,
+    });
+    for (let i = 1; i <= 8; i++) {
+      bus.emit({ type: 'user', text: `question ${i}` });
+      bus.emit({ type: 'reply', node: 'start1', text: `answer ${i}` });
+    }
+    await settle();
+    stdout.output = '';
+    stdout.columns = 60;
+    stdout.emit('resize');
+    // Ink draws at most 30 frames a second: the one after the erase may wait for its turn.
+    await vi.waitFor(() => expect(stdout.output).toContain('answer 8'));
+    const erase = stdout.output.indexOf('\u001B[H\u001B[J');
+    expect(erase).toBeGreaterThanOrEqual(0);
+    const redrawn = stripVTControlCharacters(stdout.output.slice(erase));
+    // 24 rows leave 6 above the live region: the last three exchanges, never the first.
+    expect(redrawn).toContain('Sam › question 8\nAva › answer 8');
+    expect(redrawn).not.toContain('answer 1\n');
+    expect(redrawn.match(/Ava › answer 8/g)).toHaveLength(1);
+    instance.unmount();
+  });
+});
+
 /** Just enough of a TTY for Ink: it writes frames here and reads keys from the input side. */
 class FakeTerminal extends EventEmitter {
   readonly isTTY = true;
-  readonly columns = 100;
-  readonly rows = 24;
+  columns = 100;
+  rows = 24;
   output = '';
   write = (chunk: string, callback?: () => void): boolean => {
     this.output += chunk;

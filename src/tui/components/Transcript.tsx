@@ -1,5 +1,5 @@
-import { Box, Static, Text } from 'ink';
-import { memo } from 'react';
+import { Box, Static, Text, useStdout } from 'ink';
+import { memo, useEffect, useRef, useState } from 'react';
 import { decisionText } from '../format.js';
 import type { Decision, TranscriptEntry } from '../run-state.js';
 import { useTheme } from '../theme.js';
@@ -16,16 +16,38 @@ export interface TranscriptProps {
   /** Whether replies committed from now on list their decisions or fold them to one line. */
   showDecisions: boolean;
   width: number;
+  /** Terminal rows above the live region: what a redraw after a resize may fill without scrolling. */
+  room: number;
 }
+
+/** Cursor to the top left, then erase to the end of the screen: what is in the scrollback stays. */
+const ERASE_SCREEN = '\u001B[H\u001B[J';
 
 /**
  * Finished messages, printed once above the live region through `<Static>`: they become terminal
  * scrollback and are never redrawn. Scrollback cannot change, so `t` unfolds decisions for replies
  * printed after it is pressed (and for the turn in progress), not for ones already printed.
+ *
+ * A change of width is the exception. The terminal rewraps what is on screen, Ink's frame among it, so
+ * Ink can no longer erase its last frame exactly and pieces of it would stay behind. The screen (not
+ * the scrollback) is erased and the last messages that fit above the live region are printed again, at
+ * the new width: nothing scrolls, so the scrollback gets no copies.
  */
-export function Transcript({ entries, speakers, showDecisions, width }: TranscriptProps) {
+export function Transcript({ entries, speakers, showDecisions, width, room }: TranscriptProps) {
+  const { stdout } = useStdout();
+  const [redraw, setRedraw] = useState({ count: 0, from: 0 });
+  const drawnWidth = useRef(width);
+  useEffect(() => {
+    if (width === drawnWidth.current) return;
+    drawnWidth.current = width;
+    stdout.write(ERASE_SCREEN);
+    const from = tailThatFits(entries, { width, room, showDecisions, speakers });
+    setRedraw((last) => ({ count: last.count + 1, from }));
+    // Only a new width redraws; the rest is read as it is then.
+  }, [width]);
   return (
-    <Static items={entries}>
+    // A new key mounts a new <Static>, which prints all its items again.
+    <Static key={redraw.count} items={redraw.from > 0 ? entries.slice(redraw.from) : entries}>
       {(entry) => (
         <TranscriptLine
           key={entry.id}
@@ -80,6 +102,34 @@ const TranscriptLine = memo(function TranscriptLine({
       );
   }
 });
+
+interface Fit {
+  width: number;
+  room: number;
+  showDecisions: boolean;
+  speakers: Speakers;
+}
+
+/** Index of the first of the last entries that fit in `room` rows (an estimate: one cell a character). */
+function tailThatFits(entries: readonly TranscriptEntry[], fit: Fit): number {
+  let rows = 0;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    rows += entryRows(entries[i]!, fit);
+    if (rows > fit.room) return i + 1;
+  }
+  return 0;
+}
+
+/** Rows an entry takes: its line wrapped at the width, plus its decision lines. */
+function entryRows(entry: TranscriptEntry, { width, showDecisions, speakers }: Fit): number {
+  const text =
+    entry.kind === 'error'
+      ? `✗ error at node ${entry.node ?? ''}: ${entry.message}`
+      : `${entry.kind === 'user' ? speakers.user : speakers.agent} › ${entry.text}`;
+  const rows = text.split('\n').reduce((sum, line) => sum + Math.max(1, Math.ceil(line.length / width)), 0);
+  if (entry.kind !== 'agent' || entry.decisions.length === 0) return rows;
+  return rows + (showDecisions ? 1 + entry.decisions.length : 1);
+}
 
 export interface DecisionsProps {
   decisions: readonly Decision[];

@@ -87,6 +87,7 @@ export function ChatLayout(props: ChatLayoutProps) {
         speakers={speakers}
         showDecisions={ui.showDecisions}
         width={size.columns}
+        room={heights.above}
       />
       {ui.help ? (
         <HelpOverlay mode="chat" height={heights.panels + heights.live} />

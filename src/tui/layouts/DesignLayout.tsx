@@ -67,6 +67,8 @@ export function DesignLayout(props: DesignLayoutProps) {
         speakers={speakers}
         showDecisions={ui.showDecisions}
         width={size.columns}
+        // The design view fills the terminal: nothing of the transcript stays in view above it.
+        room={0}
       />
       {ui.help ? (
         <HelpOverlay mode="design" height={height} />
