@@ -28,23 +28,24 @@ const ERASE_SCREEN = '\u001B[H\u001B[J';
  * scrollback and are never redrawn. Scrollback cannot change, so `t` unfolds decisions for replies
  * printed after it is pressed (and for the turn in progress), not for ones already printed.
  *
- * A change of width is the exception. The terminal rewraps what is on screen, Ink's frame among it, so
- * Ink can no longer erase its last frame exactly and pieces of it would stay behind. The screen (not
- * the scrollback) is erased and the last messages that fit above the live region are printed again, at
- * the new width: nothing scrolls, so the scrollback gets no copies.
+ * A resize is the exception. The terminal rewraps what is on screen (a new width) or moves it (a new
+ * height), Ink's frame among it, so Ink can no longer erase its last frame exactly and pieces of it
+ * would stay behind. The screen (not the scrollback) is erased and the last messages that fit above the
+ * live region are printed again, at the new size: nothing scrolls, so the scrollback gets no copies.
  */
 export function Transcript({ entries, speakers, showDecisions, width, room }: TranscriptProps) {
   const { stdout } = useStdout();
   const [redraw, setRedraw] = useState({ count: 0, from: 0 });
-  const drawnWidth = useRef(width);
+  const size = `${width}x${room}`;
+  const drawnAt = useRef(size);
   useEffect(() => {
-    if (width === drawnWidth.current) return;
-    drawnWidth.current = width;
+    if (size === drawnAt.current) return;
+    drawnAt.current = size;
     stdout.write(ERASE_SCREEN);
     const from = tailThatFits(entries, { width, room, showDecisions, speakers });
     setRedraw((last) => ({ count: last.count + 1, from }));
-    // Only a new width redraws; the rest is read as it is then.
-  }, [width]);
+    // Only a new size redraws; the rest is read as it is then.
+  }, [size]);
   return (
     // A new key mounts a new <Static>, which prints all its items again.
     <Static key={redraw.count} items={redraw.from > 0 ? entries.slice(redraw.from) : entries}>
