@@ -1,15 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import type { GraphView } from '../../src/graph/view.js';
-import { App } from '../../src/tui/App.js';
-import { monoTheme } from '../../src/tui/theme.js';
 import {
   KEY,
   SIZE,
   applyEdit,
   chainGraph,
-  eventBus,
-  mount,
+  mountChat,
   supportGraph,
   versionedSupportGraph,
 } from './helpers.js';
@@ -17,19 +14,7 @@ import {
 afterEach(cleanup);
 
 function chat(graph: GraphView = supportGraph(), size: { rows: number; columns: number } = SIZE) {
-  const { bus, emit } = eventBus();
-  const ui = mount(
-    <App
-      mode="chat"
-      bus={bus}
-      graph={graph}
-      onSubmit={() => {}}
-      onQuit={() => {}}
-      size={size}
-      theme={monoTheme}
-    />,
-  );
-  return { ...ui, emit };
+  return mountChat({ graph, size });
 }
 
 /** The graph panel's row for `name`: the line where the name follows the three marker columns. */

@@ -7,6 +7,9 @@ import type { GraphEdit } from '../../src/graph/edit.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { StaticGraph } from '../../src/graph/view.js';
+import { App } from '../../src/tui/App.js';
+import type { ChatLayoutProps } from '../../src/tui/layouts/ChatLayout.js';
+import { monoTheme } from '../../src/tui/theme.js';
 
 /** A small support agent: a choice, a thought, a function call and an interjection. */
 export function supportGraph(): StaticGraph {
@@ -103,6 +106,24 @@ export function mount(tree: ReactElement): Mounted {
       }
     },
   };
+}
+
+/** The chat view with its own bus, on a terminal of {@link SIZE} in the mono theme; `props` override. */
+export function mountChat(props: Partial<ChatLayoutProps> = {}) {
+  const { bus, emit } = eventBus();
+  const ui = mount(
+    <App
+      mode="chat"
+      bus={bus}
+      graph={supportGraph()}
+      onSubmit={() => {}}
+      onQuit={() => {}}
+      size={SIZE}
+      theme={monoTheme}
+      {...props}
+    />,
+  );
+  return { ...ui, bus, emit };
 }
 
 /** Lets pending input parsing, effects and renders run. */

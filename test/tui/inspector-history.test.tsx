@@ -1,28 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { App } from '../../src/tui/App.js';
 import { NODE_FIELDS } from '../../src/tui/node-fields.js';
-import { monoTheme } from '../../src/tui/theme.js';
-import { KEY, SIZE, applyEdit, eventBus, mount, versionedSupportGraph } from './helpers.js';
+import { KEY, SIZE, applyEdit, mountChat, versionedSupportGraph } from './helpers.js';
 
 afterEach(cleanup);
 
 function chat(rows: number = SIZE.rows) {
-  const { bus, emit } = eventBus();
   const graph = versionedSupportGraph();
-  const ui = mount(
-    <App
-      mode="chat"
-      bus={bus}
-      graph={graph}
-      history={graph}
-      onSubmit={() => {}}
-      onQuit={() => {}}
-      size={{ ...SIZE, rows }}
-      theme={monoTheme}
-    />,
-  );
-  return { ...ui, emit, graph };
+  return { ...mountChat({ graph, history: graph, size: { ...SIZE, rows } }), graph };
 }
 
 /** The right-hand column (inspector or history): the text from the column where its title starts. */

@@ -7,24 +7,12 @@ import { App } from '../../src/tui/App.js';
 import type { TerminalSize } from '../../src/tui/layout-size.js';
 import { renderChatUI } from '../../src/tui/render.js';
 import { monoTheme } from '../../src/tui/theme.js';
-import { KEY, SIZE, chainGraph, eventBus, mount, settle, supportGraph } from './helpers.js';
+import { KEY, SIZE, chainGraph, eventBus, mount, mountChat, settle, supportGraph } from './helpers.js';
 
 afterEach(cleanup);
 
 function chat(onQuit = vi.fn(), size: TerminalSize = SIZE, graph: GraphView = supportGraph()) {
-  const { bus, emit } = eventBus();
-  const ui = mount(
-    <App
-      mode="chat"
-      bus={bus}
-      graph={graph}
-      onSubmit={() => {}}
-      onQuit={onQuit}
-      size={size}
-      theme={monoTheme}
-    />,
-  );
-  return { ...ui, emit, onQuit };
+  return { ...mountChat({ onQuit, size, graph }), onQuit };
 }
 
 describe('keys', () => {

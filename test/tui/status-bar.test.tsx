@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { App } from '../../src/tui/App.js';
-import { monoTheme } from '../../src/tui/theme.js';
-import { SIZE, applyEdit, eventBus, mount, supportGraph, usage, versionedSupportGraph } from './helpers.js';
+import { applyEdit, mountChat, usage, versionedSupportGraph } from './helpers.js';
 
 afterEach(cleanup);
 
@@ -14,21 +12,10 @@ function statusLine(frame: string): string {
 
 describe('StatusBar', () => {
   it('shows the node count and version, and updates them after a graph edit', async () => {
-    const { bus, emit } = eventBus();
     const graph = versionedSupportGraph();
-    const ui = mount(
-      <App
-        mode="chat"
-        bus={bus}
-        graph={graph}
-        onSubmit={() => {}}
-        onQuit={() => {}}
-        size={SIZE}
-        theme={monoTheme}
-      />,
-    );
+    const ui = mountChat({ graph });
     expect(statusLine(ui.frame())).toContain('nodes: 6 · v0');
-    await emit(
+    await ui.emit(
       applyEdit(graph, {
         op: 'add',
         node: { name: 'refund', action: 'chat', instruction: 'Offer a refund.', transitions: ['answer'] },
@@ -38,22 +25,10 @@ describe('StatusBar', () => {
   });
 
   it('adds up tokens and estimated cost over model calls and names the chatbot model', async () => {
-    const { bus, emit } = eventBus();
     const perToken = (_model: string, u: { promptTokens: number; completionTokens: number }) =>
       (u.promptTokens + u.completionTokens) * 0.0001;
-    const ui = mount(
-      <App
-        mode="chat"
-        bus={bus}
-        graph={supportGraph()}
-        onSubmit={() => {}}
-        onQuit={() => {}}
-        size={SIZE}
-        theme={monoTheme}
-        estimateCost={perToken}
-      />,
-    );
-    await emit(
+    const ui = mountChat({ estimateCost: perToken });
+    await ui.emit(
       {
         type: 'model.call',
         role: 'classifier',
@@ -81,19 +56,8 @@ describe('StatusBar', () => {
   });
 
   it('says [scripted] when the scripted provider answered', async () => {
-    const { bus, emit } = eventBus();
-    const ui = mount(
-      <App
-        mode="chat"
-        bus={bus}
-        graph={supportGraph()}
-        onSubmit={() => {}}
-        onQuit={() => {}}
-        size={SIZE}
-        theme={monoTheme}
-      />,
-    );
-    await emit({
+    const ui = mountChat();
+    await ui.emit({
       type: 'model.call',
       role: 'chatbot',
       model: 'scripted',
@@ -108,43 +72,18 @@ describe('StatusBar', () => {
   });
 
   it('names the model and says [scripted] before any call when the caller knows them', () => {
-    const { bus } = eventBus();
-    const ui = mount(
-      <App
-        mode="chat"
-        bus={bus}
-        graph={supportGraph()}
-        onSubmit={() => {}}
-        onQuit={() => {}}
-        size={SIZE}
-        theme={monoTheme}
-        model="quiz.script.json"
-        scripted
-      />,
-    );
+    const ui = mountChat({ model: 'quiz.script.json', scripted: true });
     expect(statusLine(ui.frame())).toMatch(/^quiz\.script\.json \[scripted\] · nodes: 6/);
   });
 
   it('shows elapsed time since the run started', async () => {
     let now = 1_000;
-    const { bus, emit } = eventBus();
-    const ui = mount(
-      <App
-        mode="chat"
-        bus={bus}
-        graph={supportGraph()}
-        onSubmit={() => {}}
-        onQuit={() => {}}
-        size={SIZE}
-        theme={monoTheme}
-        now={() => now}
-      />,
-    );
+    const ui = mountChat({ now: () => now });
     now = 66_000;
-    await emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
+    await ui.emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
     now = 131_000;
     // The interpreter reports a start for every reply; the clock keeps counting from the first.
-    await emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
+    await ui.emit({ type: 'run.started', graph: 'support', nodes: 6, version: 0 });
     expect(statusLine(ui.frame())).toMatch(/ · 1m 05s$/);
   });
 });

@@ -1,26 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { App } from '../../src/tui/App.js';
-import { monoTheme } from '../../src/tui/theme.js';
-import { KEY, SIZE, eventBus, mount, supportGraph } from './helpers.js';
+import { KEY, mountChat } from './helpers.js';
 import type { AgentEvent } from '../../src/events.js';
 
 afterEach(cleanup);
 
 function chat(onSubmit: (text: string) => void = () => {}) {
-  const { bus, emit } = eventBus();
-  const ui = mount(
-    <App
-      mode="chat"
-      bus={bus}
-      graph={supportGraph()}
-      onSubmit={onSubmit}
-      onQuit={() => {}}
-      size={SIZE}
-      theme={monoTheme}
-    />,
-  );
-  return { ...ui, emit };
+  return mountChat({ onSubmit });
 }
 
 const choseBilling: AgentEvent = {
