@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAIServer } from '../support/openai-server.js';
+import { closedUrl } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 
 const FIBONACCI = 'test/fixtures/engine/fibonacci.autogram.json';
@@ -11,9 +11,7 @@ const LOGGING = 'test/fixtures/engine/logging.autogram.json';
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  const closed = await startOpenAIServer();
-  await closed.close();
-  env = { META_AGENT_PROBE_URLS: closed.url };
+  env = { META_AGENT_PROBE_URLS: await closedUrl() };
 });
 
 const call = (...args: string[]) => runCli(['call', ...args], { env });

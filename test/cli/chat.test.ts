@@ -2,7 +2,12 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
+import {
+  closedUrl,
+  startOpenAIServer,
+  type ChatRequestBody,
+  type OpenAIServer,
+} from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 
 const GREETER = 'test/fixtures/cli/greeter.autogram.json';
@@ -38,13 +43,6 @@ afterEach(async () => {
 async function chat(args: string[], input: string) {
   server ??= await startOpenAIServer({ reply: greeterAnswer });
   return runCli(['chat', ...args, '--base-url', server.url, '--model', 'gpt-4o-mini'], { input });
-}
-
-/** A URL where nothing listens, so no test probes for a real local model server. */
-async function closedUrl(): Promise<string> {
-  const closed = await startOpenAIServer();
-  await closed.close();
-  return closed.url;
 }
 
 async function readJson(path: string): Promise<Record<string, unknown>> {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startOpenAIServer } from '../support/openai-server.js';
+import { closedUrl, startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 
@@ -12,13 +12,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-/** A URL where nothing listens. */
-async function closedUrl(): Promise<string> {
-  const closed = await startOpenAIServer();
-  await closed.close();
-  return closed.url;
-}
 
 describe('meta-agent doctor', () => {
   it('passes every check against a working server, including a one-token classification', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { resolveEndpoints, resolveModels } from '../../src/llm/config.js';
-import { startOpenAIServer } from '../support/openai-server.js';
+import { closedUrl, startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer } from '../support/openai-server.js';
 
 let server: OpenAIServer | undefined;
@@ -10,13 +10,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-/** A URL where nothing listens. */
-async function closedUrl(): Promise<string> {
-  const closed = await startOpenAIServer();
-  await closed.close();
-  return closed.url;
-}
 
 const key = { OPENAI_API_KEY: 'sk-test' };
 

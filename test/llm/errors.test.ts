@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/llm/errors.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { OpenAIModelOptions } from '../../src/llm/openai.js';
-import { startOpenAIServer } from '../support/openai-server.js';
+import { closedUrl, startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer, OpenAIServerOptions } from '../support/openai-server.js';
 
 let server: OpenAIServer | undefined;
@@ -80,12 +80,11 @@ describe('model call failures', () => {
   });
 
   it('says no server answered when nothing listens at the URL', async () => {
-    const closed = await startOpenAIServer();
-    await closed.close();
-    const model = new OpenAIModel({ baseUrl: closed.url, model: 'gpt-4o-mini', maxRetries: 0 });
+    const url = await closedUrl();
+    const model = new OpenAIModel({ baseUrl: url, model: 'gpt-4o-mini', maxRetries: 0 });
     const error = await failure(model.complete(hello));
     expect(error.kind).toBe('unreachable');
-    expect(error.message).toBe(`no model server answered at ${closed.url}`);
+    expect(error.message).toBe(`no model server answered at ${url}`);
     expect(error.hint).toContain('OPENAI_BASE_URL');
     expect(error.hint).toContain('--base-url');
   });

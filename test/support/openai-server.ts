@@ -318,6 +318,13 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
   };
 }
 
+/** A loopback URL where nothing listens (a server's, just closed): for "no server" paths and probes. */
+export async function closedUrl(): Promise<string> {
+  const closed = await startOpenAIServer();
+  await closed.close();
+  return closed.url;
+}
+
 /**
  * The vector the server returns for `text`: deterministic and easy to predict in a test, element i is
  * ((sum of char codes + i) mod 10) / 10.
