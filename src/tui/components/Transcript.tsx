@@ -34,14 +34,16 @@ const ERASE_SCREEN = '\u001B[H\u001B[J';
  * live region are printed again, at the new size: nothing scrolls, so the scrollback gets no copies.
  */
 export function Transcript({ entries, speakers, showDecisions, width, room }: TranscriptProps) {
-  const { stdout } = useStdout();
+  // Ink's own write: it takes its frame off, writes, and draws the frame again whole, so the erase
+  // leaves Ink knowing what is on screen (a plain write would leave it redrawing only changed lines).
+  const { write } = useStdout();
   const [redraw, setRedraw] = useState({ count: 0, from: 0 });
   const size = `${width}x${room}`;
   const drawnAt = useRef(size);
   useEffect(() => {
     if (size === drawnAt.current) return;
     drawnAt.current = size;
-    stdout.write(ERASE_SCREEN);
+    write(ERASE_SCREEN);
     const from = tailThatFits(entries, { width, room, showDecisions, speakers });
     setRedraw((last) => ({ count: last.count + 1, from }));
     // Only a new size redraws; the rest is read as it is then.
