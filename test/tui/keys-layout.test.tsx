@@ -135,6 +135,30 @@ describe('a terminal that changes width', () => {
   });
 });
 
+describe('a terminal that changes height, with nothing to print again', () => {
+  it('draws the whole view again after erasing the screen', async () => {
+    const stdout = new FakeTerminal();
+    const instance = renderChatUI({
+      bus: eventBus().bus,
+      graph: supportGraph(),
+      onSubmit: vi.fn(),
+      onQuit: vi.fn(),
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: new FakeKeyboard() as unknown as NodeJS.ReadStream,
+      patchConsole: false,
+    });
+    await settle();
+    stdout.output = '';
+    stdout.rows = 30;
+    stdout.emit('resize');
+    await vi.waitFor(() => expect(stdout.output).toContain('\u001B[H\u001B[J'));
+    const redrawn = stripVTControlCharacters(stdout.output.slice(stdout.output.indexOf('\u001B[H\u001B[J')));
+    expect(redrawn).toContain('Graph support');
+    expect(redrawn).toMatch(/nodes: 6/);
+    instance.unmount();
+  });
+});
+
 /** Just enough of a TTY for Ink: it writes frames here and reads keys from the input side. */
 class FakeTerminal extends EventEmitter {
   readonly isTTY = true;
