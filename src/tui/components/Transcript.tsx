@@ -113,12 +113,15 @@ interface Fit {
   speakers: Speakers;
 }
 
-/** Index of the first of the last entries that fit in `room` rows (an estimate: one cell a character). */
+/**
+ * Index of the first of the last entries that fit in `room` rows (an estimate: one cell a character).
+ * The last entry is always printed, even when it does not fit: the newest message matters most.
+ */
 function tailThatFits(entries: readonly TranscriptEntry[], fit: Fit): number {
   let rows = 0;
   for (let i = entries.length - 1; i >= 0; i--) {
     rows += entryRows(entries[i]!, fit);
-    if (rows > fit.room) return i + 1;
+    if (rows > fit.room) return Math.min(i + 1, entries.length - 1);
   }
   return 0;
 }
