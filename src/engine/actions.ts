@@ -1,16 +1,18 @@
 /**
- * The action registry: one handler per node action, as AutoGRAMS has one node class per action. A
- * handler runs the node's instruction through the effects the interpreter lends it (model, sandbox) and
- * says what the node produced; the interpreter's loop does everything else (assignment, transitions).
+ * The action registry: one handler per node action, as AutoGRAMS has one node class per action
+ * (autograms/nodes/*.py). A handler runs the node's instruction through the effects the interpreter lends
+ * it (model, sandbox) and says what the node produced; the interpreter's loop does everything else
+ * (assignment, transitions).
  */
 import { UserError } from '../errors.js';
 import type { Action } from '../graph/schema.js';
-import type { CompiledNode } from '../graph/parse.js';
+import { parseFunctionCall, type CompiledNode, type FunctionCall } from '../graph/parse.js';
 import type { GraphView } from '../graph/view.js';
 import { pushFrame, variablesInScope } from './memory.js';
+import { endWithRequired } from './reply-text.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
-import { renderTemplate } from './template.js';
+import { embedInCode, mentionsVariable, renderText, type Rendered } from './template.js';
 import { findCallable } from './transitions.js';
 
 /** What a handler may use. Effects go through these functions so the loop can record and emit them. */
@@ -41,62 +43,104 @@ export interface ActionResult {
 
 export type ActionHandler = (ctx: ActionContext) => Promise<ActionResult>;
 
-/** The node's instruction (without its assignment) with `$var`s embedded. */
-function instructionOf(ctx: ActionContext): string {
-  return renderTemplate(ctx.node.body, variablesInScope(ctx.state), {
+/**
+ * How AutoGRAMS shows the model a node whose text it did not write, or whose text it must end with
+ * (CHAT_EXACT_INST_CONVERSION, THOUGHT_EXACT_INST_CONVERSION, CHAT_SUFFIX_INST_CONVERSION in
+ * autograms/autogram_config.py).
+ */
+const CONVERSIONS = {
+  chat_exact: (text: string) => `Reply to the user with the following text: ${text}`,
+  thought_exact: (text: string) => `Reply with this exact text: ${text}`,
+  chat_suffix: (text: string) =>
+    `Respond to the user's last reply, and then include the **bold** text at the end of your response to direct the conversation:**${text}**. It is also okay for the whole response to be the bold text if it fits the situation.`,
+};
+
+/** The node's instruction (without its assignment) with `$var`s and conditional text embedded. */
+function instructionOf(ctx: ActionContext): Rendered {
+  return renderText(ctx.node.body, variablesInScope(ctx.state), {
     node: ctx.node.name,
     field: 'instruction',
   });
 }
 
 /** Records a chat or thought turn; it consumes the pending user reply, which now belongs to this turn. */
-function recordTurn(ctx: ActionContext, kind: Turn['kind'], instruction: string, output: string): void {
-  topFrame(ctx.state).turns.push({
-    node: ctx.node.name,
-    kind,
-    instruction,
-    userReply: ctx.state.pendingUser,
-    output,
-  });
+function recordTurn(
+  ctx: ActionContext,
+  turn: Pick<Turn, 'kind' | 'instruction' | 'output' | 'retain'>,
+): void {
+  topFrame(ctx.state).turns.push({ node: ctx.node.name, userReply: ctx.state.pendingUser, ...turn });
   ctx.state.pendingUser = '';
 }
 
-async function generated(ctx: ActionContext, kind: Turn['kind']): Promise<string> {
-  const instruction = instructionOf(ctx);
+/**
+ * A chat node's instruction stays in later prompts when no user reply came just before it, or when its
+ * conditional text was shown (AutoGRAMS keeps instructions "that contain variables",
+ * autograms/nodes/chat_nodes.py); otherwise only the user's reply does, to keep prompts short.
+ */
+function chatRetains(ctx: ActionContext, rendered: Rendered): boolean {
+  return ctx.state.pendingUser === '' || rendered.shownConditional;
+}
+
+async function chat(ctx: ActionContext): Promise<ActionResult> {
+  const rendered = instructionOf(ctx);
+  const retain = chatRetains(ctx, rendered);
+  const output = await ctx.generate(rendered.text);
+  recordTurn(ctx, { kind: 'chat', instruction: rendered.text, output, retain });
+  return { output, reply: output };
+}
+
+/** A chat reply that ends with the node's text word for word, the model's words leading into it. */
+async function chatSuffix(ctx: ActionContext): Promise<ActionResult> {
+  const rendered = instructionOf(ctx);
+  const retain = chatRetains(ctx, rendered);
+  const instruction = CONVERSIONS.chat_suffix(rendered.text);
+  const output = endWithRequired(await ctx.generate(instruction), rendered.text);
+  recordTurn(ctx, { kind: 'chat', instruction, output, retain });
+  return { output, reply: output };
+}
+
+/** The exact text is the reply; later prompts never show its instruction (autograms/nodes/chat_nodes.py). */
+function chatExact(ctx: ActionContext): ActionResult {
+  const { text } = instructionOf(ctx);
+  recordTurn(ctx, { kind: 'chat', instruction: CONVERSIONS.chat_exact(text), output: text, retain: false });
+  return { output: text, reply: text };
+}
+
+async function thought(ctx: ActionContext): Promise<{ instruction: string; output: string }> {
+  const instruction = instructionOf(ctx).text;
   const output = await ctx.generate(instruction);
-  recordTurn(ctx, kind, instruction, output);
-  return output;
+  recordTurn(ctx, { kind: 'thought', instruction, output, retain: true });
+  return { instruction, output };
+}
+
+function thoughtExact(ctx: ActionContext): ActionResult {
+  const { text } = instructionOf(ctx);
+  recordTurn(ctx, {
+    kind: 'thought',
+    instruction: CONVERSIONS.thought_exact(text),
+    output: text,
+    retain: true,
+  });
+  return { output: text };
 }
 
 /**
- * An exact node says its text without the model; its turn shows the model an instruction that would have
- * produced it (the AutoGRAMS conversions), so later prompts read as if the model had been asked.
+ * Evaluates the call's arguments in the caller's scope, pushes the callee's frame and goes to the callee.
+ * With `requiredRevisit`, the call is skipped (the node's output is undefined and its own transitions are
+ * taken) until each of those nodes has run again since this one last did.
  */
-function exact(ctx: ActionContext, kind: Turn['kind']): string {
-  const text = instructionOf(ctx);
-  const instruction =
-    kind === 'chat'
-      ? `Reply to the user with the following text: ${text}`
-      : `Reply with this exact text: ${text}`;
-  recordTurn(ctx, kind, instruction, text);
-  return text;
-}
-
-/** Evaluates the call's arguments in the caller's scope, pushes the callee's frame and goes to the callee. */
 async function call(ctx: ActionContext, scope: 'function' | 'local_function' | 'global_function') {
   const { node, graph, state } = ctx;
-  if (!node.call)
-    throw new UserError(
-      `node "${node.name}": a ${node.action} node's instruction must be a call like "y = f(x)"`,
-    );
-  const callee = findCallable(graph, node, node.call.fn);
+  if (!revisited(node, state)) return { output: undefined } satisfies ActionResult;
+  const spec = callOf(ctx);
+  const callee = findCallable(graph, node, spec.fn);
   const params = callee.callable!.params;
-  if (params.length !== node.call.args.length)
+  if (params.length !== spec.args.length)
     throw new UserError(
-      `node "${node.name}" calls ${callee.name} with ${node.call.args.length} argument(s); it takes ${params.length}`,
+      `node "${node.name}" calls ${callee.name} with ${spec.args.length} argument(s); it takes ${params.length}`,
     );
   const args: Record<string, unknown> = {};
-  for (const [i, expression] of node.call.args.entries()) args[params[i]!] = await ctx.evaluate(expression);
+  for (const [i, expression] of spec.args.entries()) args[params[i]!] = await ctx.evaluate(expression);
   pushFrame(state, {
     scope,
     args,
@@ -107,29 +151,70 @@ async function call(ctx: ActionContext, scope: 'function' | 'local_function' | '
   return { output: undefined, call: callee.name } satisfies ActionResult;
 }
 
+/**
+ * The call a function node makes. `$var`s in it are embedded first and the call read again, as AutoGRAMS
+ * does (autograms/nodes/function_nodes.py): `y = f($x)` passes the text of x as the argument's code.
+ */
+function callOf(ctx: ActionContext): FunctionCall {
+  const { node } = ctx;
+  const fail = (text: string) =>
+    new UserError(
+      `node "${node.name}": a ${node.action} node's instruction must be a call like "y = f(x)", got "${text}"`,
+    );
+  if (!mentionsVariable(node.body)) {
+    if (!node.call) throw fail(node.instruction);
+    return node.call;
+  }
+  const text = renderText(node.body, variablesInScope(ctx.state), {
+    node: node.name,
+    field: 'instruction',
+  }).text;
+  const parsed = parseFunctionCall(text);
+  if (!parsed) throw fail(text);
+  return parsed;
+}
+
+/**
+ * True unless `node` lists `requiredRevisit` nodes and one of them has not run since the node's previous
+ * visit (on its first visit: has not run at all), which is AutoGRAMS' documented rule for
+ * `required_revisit` (its `check_node_req` reads its history backwards and checks less).
+ */
+function revisited(node: CompiledNode, state: ConversationState): boolean {
+  const required = node.requiredRevisit ?? [];
+  if (required.length === 0) return true;
+  // The last entry is this visit.
+  const before = state.visited.slice(0, -1).map((visit) => visit.node);
+  const since = before.slice(before.lastIndexOf(node.name) + 1);
+  return required.every((name) => since.includes(name));
+}
+
 /** Sets or appends to one of the frame's prompts; the node's output is the new prompt. */
 function prompt(ctx: ActionContext, which: 'prompt' | 'userPrompt', mode: 'set' | 'append'): ActionResult {
   const frame = topFrame(ctx.state);
-  const text = instructionOf(ctx);
+  const { text } = instructionOf(ctx);
   frame[which] = mode === 'set' || !frame[which] ? text : `${frame[which]}\n${text}`;
   return { output: frame[which] };
 }
 
 /** One handler per action. */
 export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
-  chat: async (ctx) => {
-    const text = await generated(ctx, 'chat');
-    return { output: text, reply: text };
+  chat,
+  chat_exact: async (ctx) => chatExact(ctx),
+  chat_suffix: chatSuffix,
+  thought: async (ctx) => ({ output: (await thought(ctx)).output }),
+  thought_exact: async (ctx) => thoughtExact(ctx),
+  // The question and the answer together, to keep both in one variable (autograms/nodes/thought_nodes.py).
+  thought_qa: async (ctx) => {
+    const { instruction, output } = await thought(ctx);
+    return { output: `${instruction}\n\n${output}` };
   },
-  chat_exact: async (ctx) => {
-    const text = exact(ctx, 'chat');
-    return { output: text, reply: text };
-  },
-  thought: async (ctx) => ({ output: await generated(ctx, 'thought') }),
-  thought_exact: async (ctx) => ({ output: exact(ctx, 'thought') }),
   // The instruction is JavaScript as written: `x = …` is a JavaScript assignment, so x receives the
-  // value, and statements after it run too. The output is the completion value of the code.
-  code: async (ctx) => ({ output: await ctx.runCode(ctx.node.instruction), storedItself: true }),
+  // value, and statements after it run too. The output is the completion value of the code. `$var`s are
+  // embedded as text first, as AutoGRAMS does in a python_function.
+  code: async (ctx) => ({
+    output: await ctx.runCode(embedInCode(ctx.node.instruction, variablesInScope(ctx.state))),
+    storedItself: true,
+  }),
   function: (ctx) => call(ctx, 'function'),
   local_function: (ctx) => call(ctx, 'local_function'),
   global_function: (ctx) => call(ctx, 'global_function'),

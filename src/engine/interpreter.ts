@@ -360,6 +360,9 @@ export class Interpreter {
           this.#transition(from, chosen, kindOf('wildcard'), asked);
           return { run: chosen };
         }
+        case 'scored':
+          this.#transition(from, resolution.name, kindOf('wildcard'), asked);
+          return { run: resolution.name };
         case 'quit':
           this.#transition(from, 'quit', 'quit', asked);
           return { kind: 'quit' };

@@ -5,14 +5,19 @@
  * meter's to emit (src/llm/usage.ts): it wraps every model and knows each call's role.
  */
 import type { CompiledNode } from '../graph/parse.js';
+import type { GraphConfig } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import { classify } from '../llm/classify.js';
-import type { LanguageModel } from '../llm/types.js';
+import type { CompletionRequest, LanguageModel } from '../llm/types.js';
 import { chatPrompt, classifierPrompt } from './prompt.js';
+import { stripSpeakerLabel } from './reply-text.js';
 import type { ConversationState } from './state.js';
 import type { ChoiceQuestion } from './transitions.js';
 
-/** Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state`; returns the reply. */
+/**
+ * Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state`, under the
+ * graph's sampling settings; returns the reply without a speaker label the model echoed at its start.
+ */
 export async function generateReply(
   model: LanguageModel,
   graph: GraphView,
@@ -20,14 +25,21 @@ export async function generateReply(
   state: ConversationState,
   instruction: string,
 ): Promise<string> {
-  const { messages, prefix } = chatPrompt(graph, node, state, instruction);
+  const { messages, replyStart } = chatPrompt(graph, node, state, instruction);
   const purpose = `node ${node.name}`;
-  const completion = await model.stream({ messages, purpose }, () => {});
-  let text = completion.text.trim();
-  // Some servers repeat the reply start they were asked to continue from.
-  if (prefix && text.startsWith(prefix)) text = text.slice(prefix.length).trim();
+  const completion = await model.stream({ messages, purpose, ...generationOf(graph.config) }, () => {});
+  const text = stripSpeakerLabel(completion.text, [replyStart, graph.config.agentName]);
   state.modelCalls.push({ role: 'chatbot', node: node.name, model: model.id, output: text });
   return text;
+}
+
+/** The graph's `generation` settings as request fields (none: the server's defaults). */
+export function generationOf(config: GraphConfig): Pick<CompletionRequest, 'temperature' | 'maxTokens'> {
+  const { temperature, maxTokens } = config.generation ?? {};
+  return {
+    ...(temperature !== undefined && { temperature }),
+    ...(maxTokens !== undefined && { maxTokens }),
+  };
 }
 
 /** Asks the classifier `question` about the conversation; returns the index of the chosen answer. */
@@ -39,11 +51,12 @@ export async function askClassifier(
   what: 'transition' | 'interjection',
 ): Promise<number> {
   const result = await classify(model, {
-    prompt: classifierPrompt(question.history, question.question),
+    prompt: classifierPrompt(question.opening, question.history, question.question),
     choices: question.choices,
     kind: question.kind,
     question: question.question,
     purpose: `${what} from ${node.name}`,
+    ...(question.penalties && { penalties: question.penalties }),
   });
   state.modelCalls.push({ role: 'classifier', node: node.name, model: model.id, output: result.label });
   return result.index;

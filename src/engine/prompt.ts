@@ -1,17 +1,20 @@
 /**
- * Prompt formation, exactly as seed 001 (paper Appendix A) describes it. Pure functions of (graph, node,
- * state): tests call them directly and the interpreter sends what they return.
+ * Prompt formation as seed 001 (paper Appendix A) describes it and AutoGRAMS 0.1 does it
+ * (`make_prompt`, `set_past_input` and `set_input` in autograms/nodes/base_node.py). Pure functions of
+ * (graph, node, state): tests call them directly and the interpreter sends what they return.
  *
  * The chatbot sees a list of inputs and outputs built from the chat and thought turns in scope:
- * - a past thought turn's input is its instruction, with the user reply it consumed when there was one
- *   (both through the instruction template);
- * - a past chat turn's input is only the user reply it answered (`User: …`), or its instruction when no
- *   user reply came immediately before it;
+ * - a past turn whose instruction is retained (thoughts always; a chat node when no user reply came
+ *   immediately before it, or when its conditional text `?{ … }` was shown) has as input its
+ *   instruction through the instruction template, with the user reply it consumed, if any;
+ * - any other past turn (a chat node that answered a user reply, and every chat_exact) has as input only
+ *   the user reply (`User: …`), or nothing: the instruction is dropped to keep prompts short;
  * - the last input is the instruction template filled with the pending user reply (empty when a thought
  *   node already consumed it), the agent name and the current instruction;
  * - the reply start (`Agent's reply:`) ends every input in `suffix` mode, or begins the model's reply (and
  *   every past output) in `prefix` mode;
- * - the frame's prompt (graph config, set_prompt, append_prompt) is prepended to the first input.
+ * - the frame's prompt (graph config, set_prompt, append_prompt) is prepended to the first input;
+ * - a node with a conversationScope sees only past turns of nodes in that category.
  *
  * Mapping to chat messages: input i is a `user` message and output i the `assistant` message after it, so
  * the list alternates user/assistant and ends with a user message. The prompt stays inside the first user
@@ -26,14 +29,11 @@ import { turnsInScope } from './memory.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
 
-/** What the classifier is told first (the AutoGRAMS default question prompt). */
-export const QUESTION_PROMPT = 'I need you to solve a multiple choice question.';
-
 /** What a chat or thought node sends to the chatbot. */
 export interface ChatPrompt {
   messages: ChatMessage[];
-  /** In `prefix` mode, the reply start the model's reply begins with (it is the last, assistant, message). */
-  prefix?: string;
+  /** The node's reply start (`Agent's reply:`): the last message ends with it, or in `prefix` mode is it. */
+  replyStart: string;
 }
 
 /** The per-node settings prompt formation uses, with the graph's defaults filled in. */
@@ -73,7 +73,7 @@ export function fillInstructionTemplate(
 }
 
 function withSuffix(config: GraphConfig, text: string, style: NodeStyle): string {
-  return config.replyStartType === 'suffix' ? `${text}\n${style.replyStart}` : text;
+  return config.replyStartType === 'suffix' ? [text, style.replyStart].filter(Boolean).join('\n') : text;
 }
 
 function instructionInput(
@@ -90,20 +90,30 @@ function instructionInput(
   return withSuffix(config, filled, style);
 }
 
-/** A past turn's input, per the seed's thought/chat rules. */
+/** A past turn's input: its instruction when retained, else only the user reply it answered. */
 function pastInput(config: GraphConfig, style: NodeStyle, turn: Turn): string {
-  if (turn.kind === 'chat' && turn.userReply)
-    return withSuffix(config, lastResponse(config, turn.userReply), style);
+  if (!isRetained(turn)) return withSuffix(config, lastResponse(config, turn.userReply), style);
   return instructionInput(config, style, turn.userReply, turn.instruction);
+}
+
+/** States saved before turns recorded `retain` follow the seed's rule for chat and thought turns. */
+function isRetained(turn: Turn): boolean {
+  return turn.retain ?? (turn.kind === 'thought' || !turn.userReply);
 }
 
 function pastOutput(config: GraphConfig, style: NodeStyle, turn: Turn): string {
   return config.replyStartType === 'prefix' ? `${style.replyStart} ${turn.output}` : turn.output;
 }
 
-/** Past turns in scope as (input, output) pairs. */
-function history(graph: GraphView, state: ConversationState): { input: string; output: string }[] {
-  return turnsInScope(state).map((turn) => {
+/** Past turns in scope (of one category, when `scope` is given) as (input, output) pairs. */
+function history(
+  graph: GraphView,
+  state: ConversationState,
+  scope?: string,
+): { input: string; output: string }[] {
+  const turns = turnsInScope(state);
+  const inScope = scope ? turns.filter((turn) => graph.get(turn.node)?.category === scope) : turns;
+  return inScope.map((turn) => {
     const style = styleOf(graph.config, graph.get(turn.node));
     return { input: pastInput(graph.config, style, turn), output: pastOutput(graph.config, style, turn) };
   });
@@ -121,7 +131,7 @@ export function chatPrompt(
 ) {
   const config = graph.config;
   const style = styleOf(config, node);
-  const pairs = history(graph, state);
+  const pairs = history(graph, state, node.conversationScope);
   const inputs = [
     ...pairs.map((p) => p.input),
     instructionInput(config, style, state.pendingUser, instruction),
@@ -134,9 +144,8 @@ export function chatPrompt(
     messages.push({ role: 'user', content: inputs[i]! }, { role: 'assistant', content: pair.output });
   });
   messages.push({ role: 'user', content: inputs[inputs.length - 1]! });
-  if (config.replyStartType === 'suffix') return { messages } satisfies ChatPrompt;
-  messages.push({ role: 'assistant', content: style.replyStart });
-  return { messages, prefix: style.replyStart } satisfies ChatPrompt;
+  if (config.replyStartType === 'prefix') messages.push({ role: 'assistant', content: style.replyStart });
+  return { messages, replyStart: style.replyStart } satisfies ChatPrompt;
 }
 
 /**
@@ -153,11 +162,12 @@ export function classifierHistory(graph: GraphView, state: ConversationState, co
 }
 
 /**
- * The classifier's prompt before its choices: the question prompt, the conversation and the question, in
- * one user turn (Appendix B). `classify` adds the lettered choices (or the Yes/No request) after it.
+ * The classifier's prompt before its choices: the opening (the question prompt, with any interjection
+ * examples before it), the conversation and the question, in one user turn (Appendix B). `classify` adds
+ * the lettered choices (or the Yes/No request) after it.
  */
-export function classifierPrompt(history: string, question: string): string {
-  return [QUESTION_PROMPT, history, question].filter((part) => part.length > 0).join('\n\n');
+export function classifierPrompt(opening: string, history: string, question: string): string {
+  return [opening, history, question].filter((part) => part.length > 0).join('\n\n');
 }
 
 /** One exchange of a conversation as the user saw it: what the agent said, and the user's answer if any. */
@@ -169,8 +179,9 @@ export interface Exchange {
 /**
  * The userbot's prompt (Appendix D): the conversation from the user's side, so the agent's replies are
  * the inputs and the user's replies the outputs. The user prompt is prepended to the first input, and the
- * last input asks for a reply following `instruction` (AutoGRAMS' user instruction template), ending in
- * the user's reply start.
+ * last input asks for a reply following `instruction` (AutoGRAMS' USER_INSTRUCTION_TEMPLATE,
+ * autograms/autogram_config.py, which says "user" whatever the user's name), ending in the user's reply
+ * start.
  */
 export function userbotPrompt(
   config: GraphConfig,
@@ -182,7 +193,7 @@ export function userbotPrompt(
   exchanges.forEach((exchange, i) => {
     const last = i === exchanges.length - 1;
     const content = last
-      ? `${exchange.agent}\n\nInstruction for ${config.userName}: ${instruction}\n${config.userName}'s reply:`
+      ? `${exchange.agent}\n\nInstruction for user: ${instruction}\n${config.userName}'s reply:`
       : exchange.agent;
     messages.push({ role: 'user', content });
     if (!last && exchange.user !== undefined) messages.push({ role: 'assistant', content: exchange.user });

@@ -1,14 +1,20 @@
 /**
- * User simulation (paper Appendix D). At each chat node a transition is sampled (uniformly, with a seeded
- * random source) among those with a user instruction; the userbot replies as the user following that
- * instruction; the agent answers. If the userbot and the classifier both work, the classifier then takes
- * the sampled transition: agreement per node measures that, and edges never taken show what the
- * conversations did not cover.
+ * User simulation (paper Appendix D; `simulate_user` in autograms/autogram.py). At each chat node the
+ * simulated user either interjects (each interjection node with a user instruction is tried with its
+ * probability) or follows one of the node's transitions, sampled by the node's `transitionProbs` (or
+ * with equal weights) among those with a user instruction. The userbot
+ * replies as the user following that instruction; an instruction equal to the config's end signal
+ * (`<end>`) ends the conversation instead. If the userbot and the classifier both work, the classifier
+ * then takes the sampled transition: agreement per node measures that, and edges never taken show what
+ * the conversations did not cover.
  */
 import type { AgentEvent } from '../events.js';
 import type { CompiledNode } from '../graph/parse.js';
+import type { GraphView } from '../graph/view.js';
 import type { Interpreter } from './interpreter.js';
+import { generationOf } from './model-calls.js';
 import { userbotPrompt, type Exchange } from './prompt.js';
+import { stripSpeakerLabel } from './reply-text.js';
 import { topFrame, type ConversationState } from './state.js';
 import { isChatNode, planTransition } from './transitions.js';
 
@@ -59,6 +65,21 @@ export interface SimulatedConversation {
 /** Used when a chat node gives no user instruction for any of its transitions. */
 const FREE_REPLY = 'Reply to the agent as the user would.';
 
+/**
+ * AutoGRAMS' defaults for simulating interjections (autograms/autogram_config.py
+ * `default_probability_interjection`; `simulate_interjections` in autograms/autogram_utils.py waits this
+ * many agent replies before an interjection that ends the conversation).
+ */
+const INTERJECTION_PROBABILITY = 0.01;
+const TURNS_BEFORE_ENDING_INTERJECTION = 3;
+
+/** What the simulated user does next: follow a transition, interject, or end the conversation. */
+interface UserMove {
+  instruction: string;
+  /** Index of the sampled transition; absent for an interjection or a free reply. */
+  sampled?: number;
+}
+
 /** Runs one conversation between the agent and the userbot. */
 export async function simulateConversation(
   interpreter: Interpreter,
@@ -72,10 +93,17 @@ export async function simulateConversation(
   for (let t = 0; t < options.turns && !ended; t++) {
     const node = interpreter.graph.get(state.current ?? '');
     if (!node) break;
-    const candidates = node.transitions.flatMap((_, i) => (node.userInstructions[i]?.trim() ? [i] : []));
-    const sampled = candidates.length ? candidates[Math.floor(options.rng() * candidates.length)] : undefined;
-    const instruction = sampled === undefined ? FREE_REPLY : node.userInstructions[sampled]!.trim();
-    const user = await askUserbot(interpreter, state, exchanges, instruction);
+    const move = nextMove(
+      interpreter.graph,
+      node,
+      { agentReplies: t + 1, lastTurn: t + 1 === options.turns },
+      options.rng,
+    );
+    if (move.instruction === interpreter.graph.config.endSignal) {
+      ended = true;
+      break;
+    }
+    const user = await askUserbot(interpreter, state, exchanges, move.instruction);
     exchanges[exchanges.length - 1]!.user = user;
 
     const taken = await watchTransition(interpreter, node, state, () => interpreter.reply(user, state));
@@ -83,12 +111,57 @@ export async function simulateConversation(
     ended = taken.result.ended;
     exchanges.push({ agent: taken.result.reply });
     const turn: SimulatedTurn = { node: node.name, user, agent: taken.result.reply };
-    if (sampled !== undefined) turn.sampled = sampled;
+    if (move.sampled !== undefined) turn.sampled = move.sampled;
     if (taken.index !== undefined) turn.taken = taken.index;
-    if (sampled !== undefined && taken.asked) turn.agreed = taken.index === sampled;
+    if (move.sampled !== undefined && taken.asked) turn.agreed = taken.index === move.sampled;
     turns.push(turn);
   }
   return { opening: first.reply, turns, ended, state };
+}
+
+/**
+ * The simulated user's next move at chat node `node`. Interjection nodes with a user instruction come
+ * first, each with its probability; one whose own simulation ends the conversation (its first user
+ * instruction is the end signal, or its instruction is `quit`) waits for a few replies, and is taken
+ * for certain on the last turn, so a conversation can end the way its author planned.
+ */
+function nextMove(
+  graph: GraphView,
+  node: CompiledNode,
+  turn: { agentReplies: number; lastTurn: boolean },
+  rng: Random,
+): UserMove {
+  const endSignal = graph.config.endSignal;
+  for (const candidate of graph.nodes()) {
+    const instruction = candidate.userInterjection?.trim();
+    if (!candidate.isInterjection || !instruction) continue;
+    const ending =
+      candidate.userInstructions[0]?.trim() === endSignal || candidate.instruction.trim() === 'quit';
+    const probability = candidate.probabilityInterjection ?? INTERJECTION_PROBABILITY;
+    if (
+      ending
+        ? turn.lastTurn || (turn.agentReplies >= TURNS_BEFORE_ENDING_INTERJECTION && rng() < probability)
+        : !turn.lastTurn && rng() < probability
+    )
+      return { instruction };
+  }
+  const weights = transitionWeights(node).map((weight, i) => (node.userInstructions[i]?.trim() ? weight : 0));
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  if (total === 0) return { instruction: FREE_REPLY };
+  let point = rng() * total;
+  const sampled = weights.findIndex((weight) => (point -= weight) < 0);
+  const index = sampled < 0 ? weights.findLastIndex((weight) => weight > 0) : sampled;
+  return { instruction: node.userInstructions[index]!.trim(), sampled: index };
+}
+
+/**
+ * The node's `transitionProbs`, or equal weights. AutoGRAMS favours the first transition by default
+ * (`default_primary_prob_detla`); equal weights cover a graph's edges sooner, which is what `simulate`
+ * and `design --check` measure.
+ */
+function transitionWeights(node: CompiledNode): number[] {
+  if (node.transitionProbs?.length === node.transitions.length) return node.transitionProbs;
+  return node.transitions.map(() => 1);
 }
 
 async function askUserbot(
@@ -100,12 +173,8 @@ async function askUserbot(
   const config = interpreter.graph.config;
   const messages = userbotPrompt(config, topFrame(state).userPrompt, exchanges, instruction);
   const model = interpreter.models.userbot;
-  const completion = await model.complete({ messages, purpose: 'simulated user' });
-  const name = config.userName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const text = completion.text
-    .trim()
-    .replace(new RegExp(`^${name}(?:'s reply)?:\\s*`, 'i'), '')
-    .trim();
+  const completion = await model.complete({ messages, purpose: 'simulated user', ...generationOf(config) });
+  const text = stripSpeakerLabel(completion.text, [`${config.userName}'s reply`, config.userName]);
   state.modelCalls.push({ role: 'userbot', node: state.current ?? '', model: model.id, output: text });
   return text;
 }

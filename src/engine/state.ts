@@ -23,6 +23,11 @@ export interface Turn {
   instruction: string;
   userReply: string;
   output: string;
+  /**
+   * Whether later prompts show this turn's instruction (AutoGRAMS' `retain_instruction`); absent in
+   * states saved before it was recorded.
+   */
+  retain?: boolean;
 }
 
 /** One layer of the memory stack. A function call pushes one; a return pops it. */
@@ -77,6 +82,7 @@ const turnSchema = z.object({
   instruction: z.string(),
   userReply: z.string(),
   output: z.string(),
+  retain: z.boolean().optional(),
 });
 
 const frameSchema = z.object({

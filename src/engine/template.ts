@@ -1,11 +1,19 @@
 /**
- * `$var` embedding (paper §2.4.1): `$name` in an instruction, a transition question, a transition choice or
- * a transition string is replaced by the variable's value as text. `\$` is a literal dollar sign; a `$` not
- * followed by an identifier start (as in `$5`) is left alone.
+ * `$var` embedding (paper §2.4.1; AutoGRAMS' `set_variables`, autograms/autogram_utils.py): `$name` in an
+ * instruction, a transition question, a transition choice or a transition string is replaced by the
+ * variable's value as text. `\$` is a literal dollar sign; a `$` not followed by an identifier start (as
+ * in `$5`) is left alone.
+ *
+ * Conditional text `?{ … }` appears, with its variables embedded, only when every variable in it is
+ * defined (in scope and not null): `Greet the user.?{ Their name is $name.}` says the name once it is
+ * known and nothing before. `\?{` and `\}` are a literal `?{` and `}`.
  */
 import { UserError } from '../errors.js';
 
 const REFERENCE = /\\\$|\$([A-Za-z_][A-Za-z0-9_]*)/g;
+/** An unescaped `?{`, or the unescaped `}` that closes it. */
+const OPEN = /(?<!\\)\?\{/g;
+const CLOSE = /(?<!\\)\}/g;
 
 /** A variable's value as prompt text: strings as they are, numbers and booleans as written, the rest as JSON. */
 export function stringifyValue(value: unknown): string {
@@ -16,15 +24,70 @@ export function stringifyValue(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
+/** Where a text comes from, for the message when it names a variable that is not in scope. */
+export interface TemplateSite {
+  node: string;
+  field: string;
+}
+
+/** Text with its variables embedded, and whether any conditional text `?{ … }` in it was shown. */
+export interface Rendered {
+  text: string;
+  shownConditional: boolean;
+}
+
 /**
- * Embeds variables into `text`. An unknown variable is the graph author's mistake: the error names the node
- * and the field, and lists what is in scope.
+ * Embeds variables into `text`, conditional text included. An unknown variable outside conditional text
+ * is the graph author's mistake: the error names the node and the field, and lists what is in scope.
  */
+export function renderText(text: string, variables: Record<string, unknown>, where: TemplateSite): Rendered {
+  let out = '';
+  let shownConditional = false;
+  let at = 0;
+  for (;;) {
+    OPEN.lastIndex = at;
+    const open = OPEN.exec(text);
+    CLOSE.lastIndex = open ? open.index + 2 : 0;
+    const close = open ? CLOSE.exec(text) : null;
+    if (!open || !close) break;
+    out += embed(text.slice(at, open.index), variables, where);
+    const inner = text.slice(open.index + 2, close.index);
+    if (referencedNames(inner).every((name) => isDefined(variables, name))) {
+      out += embed(inner, variables, where);
+      shownConditional = true;
+    }
+    at = close.index + 1;
+  }
+  out += embed(text.slice(at), variables, where);
+  return { text: out.replace(/\\(\?\{|\})/g, '$1'), shownConditional };
+}
+
+/** `renderText` when only the text matters. */
 export function renderTemplate(
   text: string,
   variables: Record<string, unknown>,
-  where: { node: string; field: string },
+  where: TemplateSite,
 ): string {
+  return renderText(text, variables, where).text;
+}
+
+/**
+ * Embeds variables into a code node's JavaScript, as AutoGRAMS pastes them into a `python_function`'s
+ * Python: `s2 = '$s1' + 'x'` becomes `s2 = 'hello' + 'x'`. Only names in scope are replaced, because `$`
+ * also starts ordinary JavaScript identifiers; `\$` is left as written (in a string it already means `$`).
+ */
+export function embedInCode(code: string, variables: Record<string, unknown>): string {
+  return code.replace(REFERENCE, (match, name: string | undefined) =>
+    name !== undefined && Object.hasOwn(variables, name) ? stringifyValue(variables[name]) : match,
+  );
+}
+
+/** True when `text` names a variable with `$name`. */
+export function mentionsVariable(text: string): boolean {
+  return referencedNames(text).length > 0;
+}
+
+function embed(text: string, variables: Record<string, unknown>, where: TemplateSite): string {
   return text.replace(REFERENCE, (_match, name: string | undefined) => {
     if (name === undefined) return '$';
     if (!Object.hasOwn(variables, name)) {
@@ -37,4 +100,12 @@ export function renderTemplate(
     }
     return stringifyValue(variables[name]);
   });
+}
+
+function referencedNames(text: string): string[] {
+  return [...text.matchAll(REFERENCE)].flatMap((match) => (match[1] === undefined ? [] : [match[1]]));
+}
+
+function isDefined(variables: Record<string, unknown>, name: string): boolean {
+  return Object.hasOwn(variables, name) && variables[name] !== undefined && variables[name] !== null;
 }

@@ -1,7 +1,9 @@
 /**
  * Transition choice as pure functions of (graph, state): which question the classifier must answer, if
- * any, and where a chosen transition string leads. The interpreter asks the questions and evaluates the
- * wildcard conditions (both are effects); everything that decides is here, where tests call it directly.
+ * any, and where a chosen transition string leads (AutoGRAMS' `apply_transition` and `predict_next_state`
+ * in autograms/nodes/base_node.py, `process_node_id` in autograms/autogram_utils.py). The interpreter
+ * asks the questions and evaluates the wildcard conditions (both are effects); everything that decides
+ * is here, where tests call it directly.
  */
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
@@ -20,8 +22,12 @@ export interface ChoiceQuestion {
   choices: string[];
   /** `yesno` when the two choices are yes and no (answered Yes/No); otherwise lettered A, B, C… */
   kind: 'letters' | 'yesno';
+  /** What the classifier reads before the conversation: the question prompt (and interjection examples). */
+  opening: string;
   /** The conversation, one block of text (Appendix B). */
   history: string;
+  /** How much less likely each choice is (logit-bias points), when some are. */
+  penalties?: number[];
 }
 
 /**
@@ -43,6 +49,8 @@ export type Resolution =
   | { kind: 'node'; name: string }
   /** A `p.*` wildcard: try each member's condition in order; the last member is the else. */
   | { kind: 'branches'; members: { name: string; condition?: string }[] }
+  /** A `p.*` wildcard whose first member has no condition: the member chosen by score. */
+  | { kind: 'scored'; name: string }
   | { kind: 'return'; expression?: string }
   | { kind: 'quit' };
 
@@ -104,33 +112,42 @@ export function planTransition(
       question,
       choices,
       kind: yesNo ? 'yesno' : 'letters',
-      history: classifierHistory(graph, state, node.transitionContext),
+      opening: node.questionPrompt ?? graph.config.questionPrompt,
+      history: classifierHistory(graph, state, node.transitionContext ?? graph.config.transitionContext),
     },
   };
 }
 
 /**
- * The interjection question asked after a chat node (Appendix C), or undefined when the graph has no
- * interjection nodes or the chat node runs inside a function call. `targets[i]` is the node for choice i;
- * the last choice is the default (no jump).
+ * The interjection question asked after a chat node (Appendix C; `predict_interjection_state` in
+ * autograms/autogram_utils.py), or undefined when the graph has no interjection nodes. `targets[i]` is
+ * the node for choice i; the last choice is the default (no jump), which the config's down-weight makes
+ * likelier. As in AutoGRAMS, it is asked inside function calls too: the interjection node then runs in
+ * the function's frame, and a `return` from it returns to the function's caller.
  */
 export function planInterjection(
   graph: GraphView,
   state: ConversationState,
 ): { question: ChoiceQuestion; targets: string[] } | undefined {
   const nodes = graph.nodes().filter((n) => n.isInterjection);
-  // A jump out of a function would leave its frame on the stack, and a later `return` would go back to a
-  // caller the conversation has left: interjections apply to the top-level conversation only.
-  if (nodes.length === 0 || state.stack.length > 1) return undefined;
-  const choices = [...nodes.map((n) => n.conditionInterjection!.trim()), graph.config.interjectionDefault];
+  if (nodes.length === 0) return undefined;
+  const config = graph.config;
+  const choices = [...nodes.map((n) => n.conditionInterjection!.trim()), config.interjectionDefault];
+  const examples = nodes.flatMap((n) =>
+    n.exampleInterjection?.trim() ? [n.exampleInterjection.trim()] : [],
+  );
   return {
     targets: nodes.map((n) => n.name),
     question: {
-      question: graph.config.interjectionQuestion,
+      question: config.interjectionQuestion,
       choices,
       kind: 'letters',
-      // The original interjection check looks at the last exchange only: the agent's reply and the user's answer.
+      opening: [...examples, config.questionPrompt].join('\n\n'),
+      // The interjection check looks at the last exchange only: the agent's reply and the user's answer.
       history: classifierHistory(graph, state, 1),
+      ...(config.interjectionDownWeight > 0 && {
+        penalties: choices.map((_, i) => (i < nodes.length ? config.interjectionDownWeight : 0)),
+      }),
     },
   };
 }
@@ -165,12 +182,14 @@ export function resolveTarget(
         'a variable used as a transition must hold a node name, `return`, `quit`, `p.*` or `u.n`',
       );
     case 'wildcard': {
-      const members = wildcardMembers(parsed.prefix, has);
+      const members = wildcardMembers(parsed.prefix, has).map((name) => graph.get(name)!);
       if (members.length === 0) throw missingNode(graph, from, target, `${parsed.prefix}.a`);
+      if (!members[0]!.booleanCondition?.trim())
+        return { kind: 'scored', name: scoreWildcard(members, state.visits) };
       return {
         kind: 'branches',
-        members: members.map((name) => {
-          const condition = graph.get(name)?.booleanCondition?.trim();
+        members: members.map(({ name, booleanCondition }) => {
+          const condition = booleanCondition?.trim();
           return condition ? { name, condition } : { name };
         }),
       };
@@ -186,6 +205,32 @@ export function resolveTarget(
       if (!has(parsed.name)) throw missingNode(graph, from, target, parsed.name);
       return { kind: 'node', name: parsed.name };
   }
+}
+
+/**
+ * The member of a `p.*` group whose first member has no boolean condition, chosen by score as AutoGRAMS
+ * does (`process_node_id`, autograms/autogram_utils.py): -10000 when none of the member's prerequisite
+ * nodes has run, -10000 when one of its blocking nodes has, plus one per run of its up-weight nodes and
+ * minus one per run of its down-weight nodes. The highest score wins, the first member on a tie.
+ */
+export function scoreWildcard(
+  members: readonly CompiledNode[],
+  visits: Readonly<Record<string, number>>,
+): string {
+  const runs = (names: readonly string[] = []): number =>
+    names.reduce((sum, name) => sum + (visits[name] ?? 0), 0);
+  let best = members[0]!;
+  let bestScore = -Infinity;
+  for (const member of members) {
+    let score = runs(member.upWeightNodes) - runs(member.downWeightNodes);
+    if (member.prerequisiteNodes?.length && runs(member.prerequisiteNodes) === 0) score -= 10_000;
+    if (runs(member.blockingNodes) > 0) score -= 10_000;
+    if (score > bestScore) {
+      best = member;
+      bestScore = score;
+    }
+  }
+  return best.name;
 }
 
 function missingNode(graph: GraphView, from: CompiledNode, target: string, wanted: string): UserError {

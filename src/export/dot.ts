@@ -15,8 +15,10 @@ const EDGE_LABEL_WIDTH = 24;
 const FILL: Record<string, string> = {
   chat: '#e3f0ff',
   chat_exact: '#e3f0ff',
+  chat_suffix: '#e3f0ff',
   thought: '#fff6dc',
   thought_exact: '#fff6dc',
+  thought_qa: '#fff6dc',
   code: '#e8f5e9',
   function: '#f1e8ff',
   local_function: '#f1e8ff',

@@ -14,8 +14,10 @@ const EDGE_LABEL_WIDTH = 24;
 const CLASS_OF_ACTION: Record<string, string> = {
   chat: 'chat',
   chat_exact: 'chat',
+  chat_suffix: 'chat',
   thought: 'thought',
   thought_exact: 'thought',
+  thought_qa: 'thought',
   code: 'code',
   function: 'fn',
   local_function: 'fn',

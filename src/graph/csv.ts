@@ -1,7 +1,8 @@
 /**
  * AutoGRAMS 0.1 spreadsheets (CSV): one row per node, one column per node field. Headers are matched
- * case-insensitively with spaces or underscores; columns this project does not run are reported once,
- * never dropped without a word.
+ * case-insensitively with spaces or underscores. Every column the reference reads is read here; the four
+ * it stores and never reads are ignored quietly; any other column is reported, never dropped without a
+ * word. A spreadsheet carries no config, so it runs under AutoGRAMS' defaults (`autogramsConfig`).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'csv-parse/sync';
@@ -13,6 +14,7 @@ import {
   GRAPH_FORMAT,
   graphConfigSchema,
   nodeSpecSchema,
+  type GraphConfig,
   type GraphFile,
   type NodeSpec,
   type NodeSpecInput,
@@ -20,39 +22,74 @@ import {
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
-/** Scalar text fields, by normalized header, with the AutoGRAMS header written on export. */
-const TEXT_COLUMNS = [
-  ['instruction', 'instruction', 'Instruction'],
-  ['transition_question', 'transitionQuestion', 'Transition Question'],
-  ['boolean_condition', 'booleanCondition', 'Boolean Condition'],
-  ['condition_interjection', 'conditionInterjection', 'Condition Interjection'],
-  ['state_category', 'category', 'State Category'],
-  ['notes', 'notes', 'Notes'],
-  ['reply_start', 'replyStart', 'Reply Start'],
-  ['instruction_template', 'instructionTemplate', 'Instruction Template'],
-] as const;
+/** How a cell holds its field: text as it is, a number, or a comma-separated list of names or numbers. */
+type CellKind = 'text' | 'number' | 'names' | 'numbers';
 
-/** AutoGRAMS columns whose features meta-agent does not implement. */
-const UNSUPPORTED_COLUMNS = new Set([
-  'instruction_short',
-  'question_prompt',
-  'transition_probs',
-  'user_interjection',
-  'probability_interjection',
-  'example_interjection',
-  'prerequisite_states',
-  'blocking_states',
-  'up_weight_states',
-  'down_weight_states',
-  'required_revisit',
-  'conv_scope',
-  'conv_context',
-  'lineno',
-  'def_type',
-]);
+/** A node field kept in one column: its normalized header, the header written on export, and its kind. */
+interface Column {
+  key: string;
+  field: keyof NodeSpec;
+  header: string;
+  kind: CellKind;
+}
+
+/** The columns besides Name, Action, Transitions and the lettered ones, in the order export writes them. */
+const COLUMNS: readonly Column[] = [
+  { key: 'instruction', field: 'instruction', header: 'Instruction', kind: 'text' },
+  { key: 'question_prompt', field: 'questionPrompt', header: 'Question Prompt', kind: 'text' },
+  { key: 'transition_question', field: 'transitionQuestion', header: 'Transition Question', kind: 'text' },
+  { key: 'boolean_condition', field: 'booleanCondition', header: 'Boolean Condition', kind: 'text' },
+  {
+    key: 'condition_interjection',
+    field: 'conditionInterjection',
+    header: 'Condition Interjection',
+    kind: 'text',
+  },
+  { key: 'example_interjection', field: 'exampleInterjection', header: 'Example Interjection', kind: 'text' },
+  { key: 'user_interjection', field: 'userInterjection', header: 'User Interjection', kind: 'text' },
+  {
+    key: 'probability_interjection',
+    field: 'probabilityInterjection',
+    header: 'Probability Interjection',
+    kind: 'number',
+  },
+  { key: 'prerequisite_states', field: 'prerequisiteNodes', header: 'Prerequisite States', kind: 'names' },
+  { key: 'blocking_states', field: 'blockingNodes', header: 'Blocking States', kind: 'names' },
+  { key: 'up_weight_states', field: 'upWeightNodes', header: 'Up Weight States', kind: 'names' },
+  { key: 'down_weight_states', field: 'downWeightNodes', header: 'Down Weight States', kind: 'names' },
+  { key: 'required_revisit', field: 'requiredRevisit', header: 'Required Revisit', kind: 'names' },
+  { key: 'transition_probs', field: 'transitionProbs', header: 'Transition Probs', kind: 'numbers' },
+  { key: 'state_category', field: 'category', header: 'State Category', kind: 'text' },
+  { key: 'conv_scope', field: 'conversationScope', header: 'Conv Scope', kind: 'text' },
+  { key: 'transition_context', field: 'transitionContext', header: 'Transition Context', kind: 'number' },
+  { key: 'reply_start', field: 'replyStart', header: 'Reply Start', kind: 'text' },
+  { key: 'instruction_template', field: 'instructionTemplate', header: 'Instruction Template', kind: 'text' },
+  { key: 'notes', field: 'notes', header: 'Notes', kind: 'text' },
+];
+
+/**
+ * Columns AutoGRAMS 0.1 accepts but never reads (autograms/nodes/base_node.py stores `instruction_short`
+ * and `conv_context` and nothing uses them; `lineno` and `def_type` only label its error messages).
+ */
+const IGNORED_COLUMNS = new Set(['instruction_short', 'conv_context', 'lineno', 'def_type']);
 
 const CHOICE = /^transition_choice_([a-z])$/;
 const USER_INSTRUCTION = /^user_instruction_transition_([a-z])$/;
+
+/**
+ * The config a spreadsheet runs under: AutoGRAMS' `AutogramConfig()` defaults
+ * (autograms/autogram_config.py) where they differ from a native graph's: the default prompts, a
+ * classifier that sees the last exchange only (`default_transition_context=1`), and the chatbot's
+ * sampling (`CHATBOT_GENERATION_ARGS` temperature 0.7; max_tokens 512 from models/openai_chatbot.py).
+ */
+export function autogramsConfig(): GraphConfig {
+  return graphConfigSchema.parse({
+    prompt: 'You are an agent.',
+    userPrompt: 'You are a user.',
+    transitionContext: 1,
+    generation: { temperature: 0.7, maxTokens: 512 },
+  });
+}
 
 /** `Transition Choice A`, `transition_choice_a` and `TRANSITION  CHOICE-A` all become `transition_choice_a`. */
 export function normalizeHeader(header: string): string {
@@ -62,10 +99,11 @@ export function normalizeHeader(header: string): string {
     .replace(/[\s_-]+/g, '_');
 }
 
-function isSupported(key: string): boolean {
+function isKnown(key: string): boolean {
   return (
-    ['name', 'action', 'transitions', 'transition_context'].includes(key) ||
-    TEXT_COLUMNS.some(([column]) => column === key) ||
+    ['name', 'action', 'transitions'].includes(key) ||
+    IGNORED_COLUMNS.has(key) ||
+    COLUMNS.some((column) => column.key === key) ||
     CHOICE.test(key) ||
     USER_INSTRUCTION.test(key)
   );
@@ -104,7 +142,7 @@ export function graphFromCsv(
     format: GRAPH_FORMAT,
     name: options.name,
     description: '',
-    config: graphConfigSchema.parse({}),
+    config: autogramsConfig(),
     nodes,
   };
   return { file, warnings: columnWarnings(keys, header.cells, valued, options.source) };
@@ -163,10 +201,39 @@ function nodeFromRow(name: string, keys: string[], cells: string[]): NodeSpecInp
     transitionChoices: lettered(keys, cells, CHOICE),
     userInstructions: lettered(keys, cells, USER_INSTRUCTION),
   };
-  for (const [column, field] of TEXT_COLUMNS) if (at(column) !== '') node[field] = at(column);
-  const context = at('transition_context').trim();
-  if (context !== '') node.transitionContext = /^\d+$/.test(context) ? Number(context) : context;
+  for (const column of COLUMNS) {
+    const cell = at(column.key);
+    if (cell.trim() !== '') node[column.field] = readCell(cell, column.kind);
+  }
   return node as NodeSpecInput;
+}
+
+/** A cell's value; text that is not the number a field wants stays text, for the schema to report. */
+function readCell(cell: string, kind: CellKind): unknown {
+  const list = () =>
+    cell
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  switch (kind) {
+    case 'text':
+      return cell;
+    case 'number':
+      return numberOrText(cell.trim());
+    case 'names':
+      return list();
+    case 'numbers':
+      return list().map(numberOrText);
+  }
+}
+
+function numberOrText(text: string): number | string {
+  return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+}
+
+function writeCell(value: unknown): string {
+  if (value === undefined) return '';
+  return Array.isArray(value) ? value.join(',') : String(value);
 }
 
 /** Cells of the columns `… A`, `… B`, … in letter order, up to the last one that has a value. */
@@ -185,21 +252,23 @@ function columnWarnings(keys: string[], headers: string[], valued: Set<number>, 
   const withValues: string[] = [];
   const empty: string[] = [];
   keys.forEach((key, i) => {
-    if (!key || isSupported(key)) return;
-    const label = UNSUPPORTED_COLUMNS.has(key) ? headers[i]! : `${headers[i]!} (not an AutoGRAMS column)`;
-    (valued.has(i) ? withValues : empty).push(label);
+    if (!key || isKnown(key)) return;
+    (valued.has(i) ? withValues : empty).push(headers[i]!);
   });
   const warnings: string[] = [];
   if (withValues.length > 0)
     warnings.push(
-      `${source}: the values in these columns are not supported and were ignored: ${withValues.join(', ')}`,
+      `${source}: these columns are not AutoGRAMS columns, so their values were ignored: ${withValues.join(', ')}`,
     );
   if (empty.length > 0)
-    warnings.push(`${source}: empty columns that meta-agent does not support: ${empty.join(', ')}`);
+    warnings.push(`${source}: these empty columns are not AutoGRAMS columns: ${empty.join(', ')}`);
   return warnings;
 }
 
-/** Writes a graph as an AutoGRAMS spreadsheet; warns about what a spreadsheet cannot hold. */
+/**
+ * Writes a graph as an AutoGRAMS spreadsheet; warns about what a spreadsheet cannot hold: a config other
+ * than the AutoGRAMS defaults a spreadsheet is read back with, and the graph's description.
+ */
 export function graphToCsv(file: GraphFile): { text: string; warnings: string[] } {
   const choiceCount = Math.max(0, ...file.nodes.map((n) => n.transitionChoices.length));
   const userCount = Math.max(0, ...file.nodes.map((n) => n.userInstructions.length));
@@ -209,10 +278,13 @@ export function graphToCsv(file: GraphFile): { text: string; warnings: string[] 
     { header: 'Instruction', value: (n) => n.instruction },
     { header: 'Transitions', value: (n) => n.transitions.join(',') },
   ];
-  const optional = (header: string, value: (node: NodeSpec) => string): void => {
+  const optional = ({ header, field }: Column): void => {
+    const value = (n: NodeSpec): string => writeCell(n[field]);
     if (file.nodes.some((n) => value(n) !== '')) columns.push({ header, value });
   };
-  for (const [, field, header] of TEXT_COLUMNS.slice(1, 2)) optional(header, (n) => n[field] ?? '');
+  const [, questionPrompt, transitionQuestion, ...rest] = COLUMNS;
+  optional(questionPrompt!);
+  optional(transitionQuestion!);
   for (let i = 0; i < choiceCount; i++)
     columns.push({ header: `Transition Choice ${letter(i)}`, value: (n) => n.transitionChoices[i] ?? '' });
   for (let i = 0; i < userCount; i++)
@@ -220,20 +292,16 @@ export function graphToCsv(file: GraphFile): { text: string; warnings: string[] 
       header: `User Instruction Transition ${letter(i)}`,
       value: (n) => n.userInstructions[i] ?? '',
     });
-  for (const [, field, header] of TEXT_COLUMNS.slice(2)) optional(header, (n) => n[field] ?? '');
-  optional('Transition Context', (n) =>
-    n.transitionContext === undefined ? '' : String(n.transitionContext),
-  );
+  rest.forEach(optional);
 
   const text = stringify([
     columns.map((c) => c.header),
     ...file.nodes.map((n) => columns.map((c) => c.value(n))),
   ]);
   const warnings: string[] = [];
-  const defaults = graphConfigSchema.parse({});
-  if (!isDeepStrictEqual(file.config, defaults) || file.description)
+  if (!isDeepStrictEqual(file.config, autogramsConfig()) || file.description)
     warnings.push(
-      'a CSV file holds nodes only: the graph config (agent name, prompts, start node, models) and description are not saved; use .autogram.json to keep them',
+      "a CSV file holds nodes only: the graph config (agent name, prompts, start node, models, classifier context) and description are not saved, and a spreadsheet is read back with AutoGRAMS' defaults; use .autogram.json to keep them",
     );
   return { text, warnings };
 }

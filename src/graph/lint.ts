@@ -3,7 +3,7 @@
  * self-editing all go through it, so a problem is reported the same way wherever it is found.
  */
 import { closestName, nodeNameProblem } from './names.js';
-import { isChatAction, type CompiledNode } from './parse.js';
+import { isCallAction, isChatAction, type CompiledNode } from './parse.js';
 import type { GraphFile } from './schema.js';
 import { reachableFrom, startNodeOf, visitMembers, wildcardMembers } from './structure.js';
 import { compileGraph } from './view.js';
@@ -41,6 +41,7 @@ export function lintGraph(file: GraphFile): Finding[] {
     ...wildcardFindings(ctx),
     ...visitFindings(ctx),
     ...functionFindings(ctx),
+    ...nodes.flatMap((node) => settingFindings(node, ctx)),
     ...reachabilityFindings(ctx),
   ];
   return sortByNode(findings, nodes);
@@ -122,7 +123,7 @@ function transitionFindings(node: CompiledNode, ctx: LintContext): Finding[] {
   return findings;
 }
 
-/** Every `p.*` used anywhere: its group must exist, be tried in order and end with an else branch. */
+/** Every `p.*` used anywhere: its group must exist, and be either tried in order or chosen by score. */
 function wildcardFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
   const users = groupUsers(ctx.nodes, (t) => (t.kind === 'wildcard' ? t.prefix : undefined));
@@ -139,23 +140,7 @@ function wildcardFindings(ctx: LintContext): Finding[] {
         });
       continue;
     }
-    group.slice(0, -1).forEach((name, i) => {
-      if (!ctx.byName.get(name)!.booleanCondition?.trim())
-        findings.push({
-          severity: 'error',
-          node: name,
-          message: `is tried by "${prefix}.*" before "${group[i + 1]}" but has no booleanCondition`,
-          hint: 'give it a JavaScript condition; only the last member of the group may go without',
-        });
-    });
-    const last = group[group.length - 1]!;
-    if (ctx.byName.get(last)!.booleanCondition?.trim())
-      findings.push({
-        severity: 'warning',
-        node: last,
-        message: `is the last member of "${prefix}.*", so it is the else branch and its booleanCondition is never evaluated`,
-        hint: 'drop the condition, or add an unconditional member after it as the else branch',
-      });
+    findings.push(...groupFindings(ctx, prefix, group));
     findings.push(...strayMembers(ctx, prefix, /^[a-z]$/, group, `"${prefix}.*"`));
   }
   for (const node of ctx.nodes)
@@ -166,6 +151,60 @@ function wildcardFindings(ctx: LintContext): Finding[] {
         message: 'has a booleanCondition but no wildcard transition tries it',
         hint: 'conditions are evaluated only for nodes p.a, p.b, … reached by a transition "p.*"',
       });
+  return findings;
+}
+
+/**
+ * A group is tried by conditions when its first member has one (then every member but the last needs
+ * one, and the last is the else); otherwise it is chosen by score from its members' weight lists, as
+ * AutoGRAMS does, and conditions are never evaluated.
+ */
+function groupFindings(ctx: LintContext, prefix: string, group: readonly string[]): Finding[] {
+  const members = group.map((name) => ctx.byName.get(name)!);
+  const conditioned = members.filter((m) => m.booleanCondition?.trim());
+  if (!members[0]!.booleanCondition?.trim()) {
+    const weighted = members.some((m) =>
+      [m.prerequisiteNodes, m.blockingNodes, m.upWeightNodes, m.downWeightNodes].some((list) => list?.length),
+    );
+    return [
+      ...conditioned.map((m): Finding => ({
+        severity: 'warning',
+        node: m.name,
+        message: `its booleanCondition is never evaluated: "${group[0]}" has none, so "${prefix}.*" is chosen by score`,
+        hint: `give "${group[0]}" a condition to try the group's members in order`,
+      })),
+      ...(weighted || group.length < 2
+        ? []
+        : [
+            {
+              severity: 'warning' as const,
+              node: group[0]!,
+              message: `"${prefix}.*" always leads here: its members have no boolean conditions and no weight lists`,
+              hint: 'give the members boolean conditions, or prerequisite, blocking, up- or down-weight nodes',
+            },
+          ]),
+    ];
+  }
+  const findings: Finding[] = members.slice(0, -1).flatMap((m, i) =>
+    m.booleanCondition?.trim()
+      ? []
+      : [
+          {
+            severity: 'error' as const,
+            node: m.name,
+            message: `is tried by "${prefix}.*" before "${group[i + 1]}" but has no booleanCondition`,
+            hint: 'give it a JavaScript condition; only the last member of the group may go without',
+          },
+        ],
+  );
+  const last = members[members.length - 1]!;
+  if (last.booleanCondition?.trim())
+    findings.push({
+      severity: 'warning',
+      node: last.name,
+      message: `is the last member of "${prefix}.*", so it is the else branch and its booleanCondition is never evaluated`,
+      hint: 'drop the condition, or add an unconditional member after it as the else branch',
+    });
   return findings;
 }
 
@@ -254,6 +293,42 @@ function functionFindings(ctx: LintContext): Finding[] {
   return findings;
 }
 
+/** The node fields that list other nodes by name. */
+const NODE_LISTS = [
+  'prerequisiteNodes',
+  'blockingNodes',
+  'upWeightNodes',
+  'downWeightNodes',
+  'requiredRevisit',
+] as const;
+
+/** Settings that name nodes that do not exist, or that the node's action or kind never reads. */
+function settingFindings(node: CompiledNode, ctx: LintContext): Finding[] {
+  const findings: Finding[] = [];
+  const warn = (message: string, hint?: string): void => {
+    findings.push({ severity: 'warning', node: node.name, message, ...(hint ? { hint } : {}) });
+  };
+  for (const field of NODE_LISTS)
+    for (const name of node[field] ?? [])
+      if (!ctx.has(name)) {
+        const near = closestName(name, ctx.byName.keys());
+        warn(`${field} names "${name}", which is not a node`, near ? `did you mean "${near}"?` : undefined);
+      }
+  if (node.requiredRevisit?.length && !isCallAction(node.action))
+    warn(`requiredRevisit is read only by function nodes, not by a ${node.action} node`);
+  if (node.transitionProbs && node.transitionProbs.length !== node.transitions.length)
+    warn(`has ${node.transitionProbs.length} transitionProbs for ${node.transitions.length} transitions`);
+  if (!node.isInterjection)
+    for (const field of ['exampleInterjection', 'userInterjection', 'probabilityInterjection'] as const)
+      if (node[field] !== undefined)
+        warn(`${field} is read only by interjection nodes (with a conditionInterjection)`);
+  if (node.conversationScope && !ctx.nodes.some((n) => n.category === node.conversationScope))
+    warn(
+      `conversationScope "${node.conversationScope}" is no node's category, so its prompts show no past turns`,
+    );
+  return findings;
+}
+
 /** Unreachable nodes, a start node that does not exist, and `return` where no function leads. */
 function reachabilityFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
@@ -268,13 +343,26 @@ function reachabilityFindings(ctx: LintContext): Finding[] {
   }
   const callables = ctx.nodes.filter((n) => n.callable).map((n) => n.name);
   const inFunction = reachableFrom(callables, ctx.nodes);
+  // A function may jump anywhere through a `$var` transition, so a `return` it could reach that way is fine.
+  const functionJumps = ctx.nodes.some(
+    (n) => inFunction.has(n.name) && n.targets.some((t) => t.kind === 'variable'),
+  );
   for (const node of ctx.nodes)
     if (node.targets.some((t) => t.kind === 'return') && !inFunction.has(node.name))
-      findings.push({
-        severity: 'error',
-        node: node.name,
-        message: 'return outside a function: no callable node (named like "f(x)") leads here',
-      });
+      findings.push(
+        functionJumps
+          ? {
+              severity: 'warning',
+              node: node.name,
+              message: 'returns, but only a $variable transition inside a function can lead here',
+              hint: 'make sure that variable names this node only while a function runs',
+            }
+          : {
+              severity: 'error',
+              node: node.name,
+              message: 'return outside a function: no callable node (named like "f(x)") leads here',
+            },
+      );
 
   if (start === undefined || !ctx.has(start)) return findings;
   const interjections = ctx.nodes.filter((n) => n.isInterjection).map((n) => n.name);

@@ -116,7 +116,7 @@ export function parseTransition(text: string): TransitionTarget {
 }
 
 const CALL_ACTIONS = new Set(['function', 'local_function', 'global_function']);
-const CHAT_ACTIONS = new Set(['chat', 'chat_exact']);
+const CHAT_ACTIONS = new Set(['chat', 'chat_exact', 'chat_suffix']);
 
 /** True for the three actions that call an autogram function. */
 export function isCallAction(action: string): boolean {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 
-/** Every node action the interpreter runs. `python_function` in AutoGRAMS files is read as `code`. */
+/** Every node action the interpreter runs: AutoGRAMS' actions, with its `python_function` read as `code`. */
 export const ACTIONS = [
   'chat',
   'chat_exact',
+  'chat_suffix',
   'thought',
   'thought_exact',
+  'thought_qa',
   'code',
   'function',
   'local_function',
@@ -19,6 +21,13 @@ export const ACTIONS = [
 
 export const actionSchema = z.enum(ACTIONS);
 export type Action = z.infer<typeof actionSchema>;
+
+/** Where the weight lists apply: a wildcard group chosen by score, not by conditions (AutoGRAMS' rule). */
+const SCORING = 'When `p.*` is chosen by score (its first member has no booleanCondition),';
+
+function nodeList(description: string) {
+  return z.array(z.string()).optional().describe(description);
+}
 
 /** One node as stored in a graph file. Strings keep their AutoGRAMS conventions (`x = …`, `$var`, `f(a)`). */
 export const nodeSpecSchema = z.object({
@@ -43,11 +52,49 @@ export const nodeSpecSchema = z.object({
     .int()
     .nonnegative()
     .optional()
-    .describe('How many recent turns the classifier sees for this node (default: all in scope).'),
+    .describe(
+      'How many recent exchanges the classifier sees for this node (default: config.transitionContext).',
+    ),
+  questionPrompt: z
+    .string()
+    .optional()
+    .describe("Opens this node's transition question instead of config.questionPrompt."),
+  conversationScope: z
+    .string()
+    .optional()
+    .describe('Chat and thought prompts of this node show only past turns of nodes whose category is this.'),
+  exampleInterjection: z
+    .string()
+    .optional()
+    .describe('An example shown to the classifier before the interjection question (interjection nodes).'),
+  userInterjection: z
+    .string()
+    .optional()
+    .describe('What a simulated user says to trigger this interjection node.'),
+  probabilityInterjection: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('How often the simulated user triggers this interjection node (default 0.01).'),
+  prerequisiteNodes: nodeList(`${SCORING} this member is avoided until one of these has run.`),
+  blockingNodes: nodeList(`${SCORING} this member is avoided once one of these has run.`),
+  upWeightNodes: nodeList(`${SCORING} each earlier run of these counts for this member.`),
+  downWeightNodes: nodeList(`${SCORING} each earlier run of these counts against this member.`),
+  requiredRevisit: nodeList(
+    'A function node skips its call unless each of these ran since its last visit (or at all, the first time).',
+  ),
+  transitionProbs: z
+    .array(z.number().nonnegative())
+    .optional()
+    .describe('Weights for sampling transitions in user simulation, one per transition.'),
 });
 export type NodeSpec = z.infer<typeof nodeSpecSchema>;
 /** A node as a caller may write it: defaults not yet applied. */
 export type NodeSpecInput = z.input<typeof nodeSpecSchema>;
+
+/** The classifier's opening line, AutoGRAMS' `default_question_prompt`. */
+export const DEFAULT_QUESTION_PROMPT = 'I need you to solve a multiple choice question.';
 
 export const modelRefSchema = z.object({
   model: z.string().optional(),
@@ -63,8 +110,40 @@ export const graphConfigSchema = z.object({
   instructionTemplate: z.string().default('<last_response>\n\nInstruction for <agent_name>: <instruction>'),
   replyStart: z.string().default("<agent_name>'s reply:"),
   replyStartType: z.enum(['suffix', 'prefix']).default('suffix'),
+  questionPrompt: z
+    .string()
+    .default(DEFAULT_QUESTION_PROMPT)
+    .describe('What the classifier reads first, before the conversation and the question.'),
+  transitionContext: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      'How many recent exchanges the classifier sees (default: all in scope; AutoGRAMS spreadsheets: 1).',
+    ),
   interjectionQuestion: z.string().default('Which of the following is True?'),
   interjectionDefault: z.string().default('None of the above.'),
+  interjectionDownWeight: z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .default(1)
+    .describe(
+      'How much less likely the classifier picks an interjection than the default answer (logit bias).',
+    ),
+  endSignal: z
+    .string()
+    .default('<end>')
+    .describe('A user instruction that ends a simulated conversation instead of being said.'),
+  generation: z
+    .object({
+      temperature: z.number().min(0).max(2).optional(),
+      maxTokens: z.number().int().positive().optional(),
+    })
+    .optional()
+    .describe('Sampling for chat, thought and simulated-user replies (default: the server’s).'),
   models: z
     .object({
       chatbot: modelRefSchema.optional(),

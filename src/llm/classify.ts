@@ -24,6 +24,11 @@ export interface ClassifyRequest {
   purpose?: string;
   /** The question as its author wrote it, for error messages; default: the first line of the prompt. */
   question?: string;
+  /**
+   * How much less likely each choice is: logit-bias points below the others' (AutoGRAMS makes its
+   * interjections less likely than "None of the above" this way).
+   */
+  penalties?: number[];
 }
 
 export interface Classification {
@@ -71,7 +76,7 @@ export async function classify(model: LanguageModel, request: ClassifyRequest): 
   const question = request.question ?? questionExcerpt(messages);
   checkChoices(request.choices, kind, question);
   const labels = choiceLabels(kind, request.choices.length);
-  const logitBias = labelLogitBias(model.modelName, labels);
+  const logitBias = labelLogitBias(model.modelName, labels, request.penalties);
   const result = await withRepair({
     messages,
     tries: 3,

@@ -60,24 +60,25 @@ export function countMessageTokens(
 
 /**
  * The token ids that spell each label as one token, with and without a leading space (" A" and "A"),
- * as a `logit_bias` map giving each `bias`. Undefined when the model's tokenizer is unknown: ids from
- * another tokenizer would push a local model toward arbitrary tokens, so no bias is better than a wrong one.
- * Labels that are not a single token in the encoding are left out.
+ * as a `logit_bias` map: 100 for every label, less the label's penalty where `penalties` gives one.
+ * Undefined when the model's tokenizer is unknown: ids from another tokenizer would push a local model
+ * toward arbitrary tokens, so no bias is better than a wrong one. Labels that are not a single token in
+ * the encoding are left out.
  */
 export function labelLogitBias(
   modelName: string,
   labels: readonly string[],
-  bias = 100,
+  penalties: readonly number[] = [],
 ): Record<string, number> | undefined {
   if (!knownEncoding(modelName)) return undefined;
   const encoder = encoderFor(modelName);
   const result: Record<string, number> = {};
-  for (const label of labels) {
+  labels.forEach((label, index) => {
     for (const spelling of [label, ` ${label}`]) {
       const ids = encoder.encode_ordinary(spelling);
-      if (ids.length === 1) result[String(ids[0])] = bias;
+      if (ids.length === 1) result[String(ids[0])] = 100 - (penalties[index] ?? 0);
     }
-  }
+  });
   return Object.keys(result).length > 0 ? result : undefined;
 }
 

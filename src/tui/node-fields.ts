@@ -1,7 +1,8 @@
 /**
  * Every field of a node as lines for the inspector, in schema order, so a field added to the schema
- * shows up without touching the UI. Empty fields are listed too: seeing that a node has no transition
- * question is as useful as seeing its question.
+ * shows up without touching the UI. The fields most nodes use are listed even when empty: seeing that a
+ * node has no transition question is as useful as seeing its question. AutoGRAMS' rarer settings
+ * (weights, interjection simulation, question prompt…) are listed when set.
  */
 import { nodeSpecSchema, type NodeSpec } from '../graph/schema.js';
 import { wrapText } from './text.js';
@@ -17,6 +18,24 @@ export interface FieldLine {
 /** Field names in the order the schema declares them. */
 export const NODE_FIELDS = Object.keys(nodeSpecSchema.shape) as (keyof NodeSpec)[];
 
+/** The fields listed even when empty. */
+export const USUAL_FIELDS: ReadonlySet<keyof NodeSpec> = new Set([
+  'name',
+  'action',
+  'instruction',
+  'transitions',
+  'transitionQuestion',
+  'transitionChoices',
+  'booleanCondition',
+  'conditionInterjection',
+  'userInstructions',
+  'category',
+  'notes',
+  'replyStart',
+  'instructionTemplate',
+  'transitionContext',
+]);
+
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /**
@@ -30,7 +49,7 @@ export function nodeFieldLines(node: NodeSpec, width: number): FieldLine[] {
     const value: unknown = node[field];
     const items = fieldItems(value);
     if (items.length === 0) {
-      lines.push({ label: field, text: '—', empty: true });
+      if (USUAL_FIELDS.has(field)) lines.push({ label: field, text: '—', empty: true });
       continue;
     }
     const first = items[0]!;

@@ -264,7 +264,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
 
 /** A thought node streams its thought; any other node streams what will become the reply. */
 function enterNode(turn: Turn, node: string, action: string): Turn {
-  if (action === 'thought' || action === 'thought_exact') return { ...turn, thinking: { node, text: '' } };
+  if (action.startsWith('thought')) return { ...turn, thinking: { node, text: '' } };
   return turn;
 }
 

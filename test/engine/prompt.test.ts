@@ -32,8 +32,8 @@ describe('chat prompt formation (seed 001)', () => {
 
   it('puts the prompt before the first input and ends the last input with the reply start', () => {
     const state = stateWith(graph, []);
-    const { messages, prefix } = chatPrompt(graph, graph.get('greet')!, state, 'Greet the user.');
-    expect(prefix).toBeUndefined();
+    const { messages, replyStart } = chatPrompt(graph, graph.get('greet')!, state, 'Greet the user.');
+    expect(replyStart).toBe("Agent's reply:");
     expect(messages).toEqual([
       { role: 'user', content: "You are a tutor.\n\nInstruction for Agent: Greet the user.\nAgent's reply:" },
     ]);
@@ -90,13 +90,13 @@ describe('chat prompt formation (seed 001)', () => {
   it('puts the reply start at the start of replies in prefix mode', () => {
     const prefixGraph = graphOf(nodes, { replyStartType: 'prefix', agentName: 'Tutor' });
     const state = stateWith(prefixGraph, [greetTurn], 'hello');
-    const { messages, prefix } = chatPrompt(
+    const { messages, replyStart } = chatPrompt(
       prefixGraph,
       prefixGraph.get('answer')!,
       state,
       'Answer the user.',
     );
-    expect(prefix).toBe("Tutor's reply:");
+    expect(replyStart).toBe("Tutor's reply:");
     expect(messages).toEqual([
       { role: 'user', content: 'Instruction for Tutor: Greet the user.' },
       { role: 'assistant', content: "Tutor's reply: Hi!" },
@@ -155,9 +155,13 @@ describe('classifier prompt (Appendix B)', () => {
   });
 
   it('puts the question prompt, the conversation and the question in one text', () => {
-    expect(classifierPrompt('Hi!\n\nUser: yes', 'Does the user agree?')).toBe(
-      'I need you to solve a multiple choice question.\n\nHi!\n\nUser: yes\n\nDoes the user agree?',
-    );
+    expect(
+      classifierPrompt(
+        'I need you to solve a multiple choice question.',
+        'Hi!\n\nUser: yes',
+        'Does the user agree?',
+      ),
+    ).toBe('I need you to solve a multiple choice question.\n\nHi!\n\nUser: yes\n\nDoes the user agree?');
   });
 });
 
@@ -173,7 +177,7 @@ describe('userbot prompt (Appendix D)', () => {
     expect(messages).toEqual([
       { role: 'user', content: 'You are a student.\n\nHi!' },
       { role: 'assistant', content: 'hello' },
-      { role: 'user', content: "Ready?\n\nInstruction for User: say you are ready\nUser's reply:" },
+      { role: 'user', content: "Ready?\n\nInstruction for user: say you are ready\nUser's reply:" },
     ]);
   });
 });

@@ -37,11 +37,11 @@ const models = scriptedModels({
   rules: [
     {
       role: 'userbot',
-      match: '/^You are a pupil\\.[\\s\\S]*Instruction for User: give the correct answer/',
+      match: '/^You are a pupil\\.[\\s\\S]*Instruction for user: give the correct answer/',
       reply: "User's reply: 4",
     },
-    { role: 'userbot', match: 'Instruction for User: give a wrong answer', reply: '5' },
-    { role: 'userbot', match: 'Instruction for User: say', reply: 'ok' },
+    { role: 'userbot', match: 'Instruction for user: give a wrong answer', reply: '5' },
+    { role: 'userbot', match: 'Instruction for user: say', reply: 'ok' },
     { role: 'classifier', match: "Is the user's answer correct?", reply: 'Yes' },
   ],
 });

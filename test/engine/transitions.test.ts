@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pushFrame, setVariable } from '../../src/engine/memory.js';
+import { setVariable } from '../../src/engine/memory.js';
 import { newState } from '../../src/engine/state.js';
 import { renderTemplate } from '../../src/engine/template.js';
 import { planInterjection, planTransition, resolveTarget } from '../../src/engine/transitions.js';
@@ -65,17 +65,6 @@ describe('planning a transition', () => {
     expect(() => planTransition(graph, node('help'), newState(graph))).toThrow(
       /node "help" has no transitions/,
     );
-  });
-
-  it('asks no interjection question inside a function call, whose frame a jump would strand', () => {
-    const state = newState(graph);
-    pushFrame(state, {
-      scope: 'function',
-      args: {},
-      caller: 'ask',
-      defaults: { prompt: '', userPrompt: '' },
-    });
-    expect(planInterjection(graph, state)).toBeUndefined();
   });
 
   it('asks the interjection question with every condition and the default answer last', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
+import { autogramsConfig, graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
 import { lintGraph } from '../../src/graph/lint.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { startNodeOf } from '../../src/graph/structure.js';
@@ -58,19 +58,36 @@ describe('AutoGRAMS spreadsheet import', () => {
     expect(lintGraph(file).filter((f) => f.severity === 'error')).toEqual([]);
   });
 
-  it('reports the unsupported AutoGRAMS columns once, in one warning', () => {
+  it('reads every column of the fraction tutor without a warning: AutoGRAMS uses or ignores each one', () => {
     const { warnings } = importCsv(fixture('fraction_agent.csv'), 'fraction_agent');
-    expect(warnings).toHaveLength(1);
-    for (const column of ['Instruction Short', 'Question Prompt', 'Prerequisite States', 'Conv Scope'])
-      expect(warnings[0]).toContain(column);
-    expect(warnings[0]).not.toContain('Reply Start');
+    expect(warnings).toEqual([]);
   });
 
-  it('warns separately about unsupported columns that hold values, so none is dropped silently', () => {
-    const csv = 'Name,Action,Instruction,Transitions,Blocking States,Example Interjection\na,chat,Hi,a,b,\n';
+  it('warns about columns that are not AutoGRAMS columns, those with values apart, so none is dropped silently', () => {
+    const csv = 'Name,Action,Instruction,Transitions,Priority,Owner\na,chat,Hi,a,high,\n';
     const { warnings } = importCsv(csv);
-    expect(warnings.find((w) => w.includes('not supported and were ignored'))).toContain('Blocking States');
-    expect(warnings.find((w) => w.includes('empty columns'))).toContain('Example Interjection');
+    expect(warnings).toEqual([
+      'agent.csv: these columns are not AutoGRAMS columns, so their values were ignored: Priority',
+      'agent.csv: these empty columns are not AutoGRAMS columns: Owner',
+    ]);
+  });
+
+  it('reads list and number columns: weight lists, required revisits, probabilities and context', () => {
+    const csv =
+      'Name,Action,Transitions,Prerequisite States,Up Weight States,Transition Probs,Transition Context,Probability Interjection,Condition Interjection\n' +
+      'a,chat,"a, b","x, y",z,"0.75, 0.25",2,0.5,The user is lost\n';
+    expect(importCsv(csv).file.nodes[0]).toMatchObject({
+      prerequisiteNodes: ['x', 'y'],
+      upWeightNodes: ['z'],
+      transitionProbs: [0.75, 0.25],
+      transitionContext: 2,
+      probabilityInterjection: 0.5,
+    });
+  });
+
+  it('names the line, node and field of a number column that holds text', () => {
+    const csv = 'Name,Action,Transition Context\na,chat,two\n';
+    expect(() => importCsv(csv)).toThrow(/agent\.csv line 2 \(node a\): transitionContext/);
   });
 
   it('matches headers regardless of case, spaces and underscores', () => {
@@ -124,15 +141,27 @@ describe('AutoGRAMS spreadsheet export', () => {
           replyStart: 'Tutor:',
           instructionTemplate: '<instruction>',
           transitionContext: 2,
+          questionPrompt: 'Read the reply closely.',
+          conversationScope: 'intro',
+          transitionProbs: [0.5, 0.25, 0.25],
         },
         { name: 'check.a', action: 'transition', booleanCondition: 'x > 1', transitions: ['ask'] },
         {
           name: 'check.b',
           action: 'transition',
           conditionInterjection: 'The user is rude',
+          exampleInterjection: 'User: you are useless',
+          userInterjection: 'be rude',
+          probabilityInterjection: 0.2,
+          prerequisiteNodes: ['ask'],
+          blockingNodes: ['check.a'],
+          upWeightNodes: ['ask', 'check.a'],
+          downWeightNodes: ['check.b'],
           transitions: ['ask'],
         },
+        { name: 'summarize(text)', action: 'function', instruction: 'x = f()', requiredRevisit: ['ask'] },
       ],
+      config: autogramsConfig(),
     });
     expect(importCsv(graphToCsv(file).text).file).toEqual(file);
   });
@@ -145,14 +174,12 @@ describe('AutoGRAMS spreadsheet export', () => {
     );
   });
 
-  it('warns that a spreadsheet cannot hold the graph config', () => {
+  it('warns that a spreadsheet cannot hold a config other than the AutoGRAMS defaults it is read back with', () => {
     const file = graphFileSchema.parse({
       config: { agentName: 'Tutor' },
       nodes: [{ name: 'a', action: 'chat' }],
     });
     expect(graphToCsv(file).warnings[0]).toMatch(/config .* not saved/);
-    expect(
-      graphToCsv({ ...file, config: graphFileSchema.parse({ nodes: file.nodes }).config }).warnings,
-    ).toEqual([]);
+    expect(graphToCsv({ ...file, config: autogramsConfig() }).warnings).toEqual([]);
   });
 });

@@ -108,16 +108,17 @@ describe('lintGraph', () => {
     ]);
   });
 
-  it('needs a booleanCondition on every wildcard member but the last', () => {
+  it('needs a booleanCondition on every wildcard member but the last once the first has one', () => {
     const findings = lint([
       { name: 'a', action: 'chat', transitions: ['p.*'] },
-      { name: 'p.a', action: 'chat', transitions: ['a'] },
+      { name: 'p.a', action: 'chat', booleanCondition: 'x', transitions: ['a'] },
       { name: 'p.b', action: 'chat', transitions: ['a'] },
+      { name: 'p.c', action: 'chat', transitions: ['a'] },
     ]);
     expect(errors(findings)).toEqual([
       expect.objectContaining({
-        node: 'p.a',
-        message: 'is tried by "p.*" before "p.b" but has no booleanCondition',
+        node: 'p.b',
+        message: 'is tried by "p.*" before "p.c" but has no booleanCondition',
       }),
     ]);
   });

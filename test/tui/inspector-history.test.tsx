@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { NODE_FIELDS } from '../../src/tui/node-fields.js';
+import { NODE_FIELDS, USUAL_FIELDS } from '../../src/tui/node-fields.js';
 import { KEY, SIZE, applyEdit, mountChat, versionedSupportGraph } from './helpers.js';
 
 afterEach(cleanup);
@@ -19,11 +19,13 @@ function rightColumn(frame: string, title: string): string[] {
 }
 
 describe('NodeInspector', () => {
-  it('shows every field of the selected node, empty ones included', async () => {
+  it('shows every usual field of the selected node, empty ones included, and the rarer ones only when set', async () => {
     const ui = chat(40);
     await ui.emit({ type: 'node.entered', node: 'start1', action: 'chat', depth: 0 });
     const column = rightColumn(ui.frame(), 'Node start1').join('\n');
-    for (const field of NODE_FIELDS) expect(column).toContain(`${field}:`);
+    for (const field of NODE_FIELDS)
+      if (USUAL_FIELDS.has(field)) expect(column).toContain(`${field}:`);
+      else expect(column).not.toContain(`${field}:`);
     // A value too long for the label's line goes below it.
     expect(column).toContain('instruction:\n  Greet the user and ask what they need.');
     expect(column).toContain('transitions:\n  A) billing\n  B) tech');
