@@ -1,6 +1,8 @@
 /**
  * Turns a DOT draft and the fields written for its nodes into a graph file: node names made valid and
- * unique, one transition per outgoing edge in edge order, the start node first. Pure: no model calls.
+ * unique, one transition per outgoing edge in edge order, the start node first, and every setting the
+ * designer chooses written into the config (the rest are written with their defaults). Pure: no model
+ * calls.
  */
 import { graphFileSchema, type GraphFile, type NodeSpecInput } from '../src/graph/schema.js';
 import type { DotDraft, NodeFields } from './node-fields.js';
@@ -65,6 +67,9 @@ export function assembleGraph(
       startNode: nodes[0]!.name,
       prompt: `You are a conversational agent. Your purpose: ${identity.description}`,
       userPrompt: `You are a user talking with an agent whose purpose is: ${identity.description}`,
+      // Each transition question is written about the user's last reply (node-fields.ts), so the
+      // classifier sees that exchange only, as AutoGRAMS' default does, however long the conversation.
+      transitionContext: 1,
     },
     nodes,
   });
