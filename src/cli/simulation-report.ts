@@ -97,6 +97,7 @@ export function transcriptOf(graph: GraphView, conversation: SimulatedConversati
   return {
     opening: conversation.opening,
     ended: conversation.ended,
+    ...(conversation.endedBy && { endedBy: conversation.endedBy }),
     turns: conversation.turns.map((turn) => ({
       node: turn.node,
       aimedAt: named(turn.node, turn.sampled),
@@ -108,12 +109,20 @@ export function transcriptOf(graph: GraphView, conversation: SimulatedConversati
   };
 }
 
-/** One progress line: `conversation 2/5: 4 user replies, ended by quit; classifier agreed 3 of 4`. */
+/**
+ * One progress line: `conversation 2/5: 4 user replies, ended by quit; classifier agreed 3 of 4`; a
+ * conversation whose simulated user was told the end signal (`<end>`) says `ended by the simulated user`.
+ */
 export function progressLine(index: number, count: number, conversation: SimulatedConversation): string {
   const turns = conversation.turns.length;
   const checked = conversation.turns.filter((turn) => turn.agreed !== undefined);
   const agreed = checked.filter((turn) => turn.agreed).length;
-  const end = conversation.ended ? 'ended by quit' : 'stopped at the turn limit';
+  const end =
+    conversation.endedBy === 'user'
+      ? 'ended by the simulated user'
+      : conversation.ended
+        ? 'ended by quit'
+        : 'stopped at the turn limit';
   const agreement = checked.length ? `; classifier agreed ${agreed} of ${checked.length}` : '';
   return `conversation ${index}/${count}: ${turns} user ${turns === 1 ? 'reply' : 'replies'}, ${end}${agreement}`;
 }

@@ -37,8 +37,11 @@ export interface ActionResult {
   reply?: string;
   /** A function call: the callee's frame is pushed and the run goes on at this node. */
   call?: string;
-  /** The instruction stored its own `x = …` (code does, as JavaScript), so the loop must not store the output in x. */
-  storedItself?: true;
+  /**
+   * The loop must not store the output in the node's `x = …` variable: code stores its own (as
+   * JavaScript), and a skipped call leaves it as it was.
+   */
+  keepsVariable?: true;
 }
 
 export type ActionHandler = (ctx: ActionContext) => Promise<ActionResult>;
@@ -126,12 +129,12 @@ function thoughtExact(ctx: ActionContext): ActionResult {
 
 /**
  * Evaluates the call's arguments in the caller's scope, pushes the callee's frame and goes to the callee.
- * With `requiredRevisit`, the call is skipped (the node's output is undefined and its own transitions are
- * taken) until each of those nodes has run again since this one last did.
+ * With `requiredRevisit`, the call is skipped (its variable keeps its value and the node's own transitions
+ * are taken) until each of those nodes has run again since this one last did.
  */
 async function call(ctx: ActionContext, scope: 'function' | 'local_function' | 'global_function') {
   const { node, graph, state } = ctx;
-  if (!revisited(node, state)) return { output: undefined } satisfies ActionResult;
+  if (!revisited(node, state)) return { output: undefined, keepsVariable: true } satisfies ActionResult;
   const spec = callOf(ctx);
   const callee = findCallable(graph, node, spec.fn);
   const params = callee.callable!.params;
@@ -213,7 +216,7 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   // embedded as text first, as AutoGRAMS does in a python_function.
   code: async (ctx) => ({
     output: await ctx.runCode(embedInCode(ctx.node.instruction, variablesInScope(ctx.state))),
-    storedItself: true,
+    keepsVariable: true,
   }),
   function: (ctx) => call(ctx, 'function'),
   local_function: (ctx) => call(ctx, 'local_function'),

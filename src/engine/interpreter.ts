@@ -288,7 +288,7 @@ export class Interpreter {
         next = { run: result.call };
         continue;
       }
-      if (node.assignTo !== undefined && !result.storedItself)
+      if (node.assignTo !== undefined && !result.keepsVariable)
         this.#set(work, node.name, node.assignTo, result.output);
       topFrame(work).lastOutput = result.output;
       if (result.reply !== undefined) {

@@ -59,6 +59,8 @@ export interface SimulatedConversation {
   opening: string;
   turns: SimulatedTurn[];
   ended: boolean;
+  /** What ended it: a `quit` transition, or the simulated user's end signal. */
+  endedBy?: 'quit' | 'user';
   state: ConversationState;
 }
 
@@ -87,10 +89,10 @@ export async function simulateConversation(
 ): Promise<SimulatedConversation> {
   const first = await interpreter.reply(undefined);
   let state = first.state;
-  let ended = first.ended;
+  let endedBy: SimulatedConversation['endedBy'] = first.ended ? 'quit' : undefined;
   const exchanges: Exchange[] = [{ agent: first.reply }];
   const turns: SimulatedTurn[] = [];
-  for (let t = 0; t < options.turns && !ended; t++) {
+  for (let t = 0; t < options.turns && !endedBy; t++) {
     const node = interpreter.graph.get(state.current ?? '');
     if (!node) break;
     const move = nextMove(
@@ -100,7 +102,7 @@ export async function simulateConversation(
       options.rng,
     );
     if (move.instruction === interpreter.graph.config.endSignal) {
-      ended = true;
+      endedBy = 'user';
       break;
     }
     const user = await askUserbot(interpreter, state, exchanges, move.instruction);
@@ -108,7 +110,7 @@ export async function simulateConversation(
 
     const taken = await watchTransition(interpreter, node, state, () => interpreter.reply(user, state));
     state = taken.result.state;
-    ended = taken.result.ended;
+    if (taken.result.ended) endedBy = 'quit';
     exchanges.push({ agent: taken.result.reply });
     const turn: SimulatedTurn = { node: node.name, user, agent: taken.result.reply };
     if (move.sampled !== undefined) turn.sampled = move.sampled;
@@ -116,7 +118,13 @@ export async function simulateConversation(
     if (move.sampled !== undefined && taken.asked) turn.agreed = taken.index === move.sampled;
     turns.push(turn);
   }
-  return { opening: first.reply, turns, ended, state };
+  return {
+    opening: first.reply,
+    turns,
+    ended: endedBy !== undefined,
+    ...(endedBy && { endedBy }),
+    state,
+  };
 }
 
 /**

@@ -250,6 +250,11 @@ function groupUsers(
   return users;
 }
 
+/** An argument with a `$var` is pasted in as text at run time, so it may become several arguments. */
+function embedsVariable(argument: string): boolean {
+  return /(?<!\\)\$[A-Za-z_]/.test(argument);
+}
+
 function functionFindings(ctx: LintContext): Finding[] {
   const findings: Finding[] = [];
   const callables = new Map<string, CompiledNode>();
@@ -281,7 +286,7 @@ function functionFindings(ctx: LintContext): Finding[] {
         message: `calls "${fn}", but no node is named "${fn}(…)"`,
         ...(hint ? { hint } : {}),
       });
-    } else if (callee.callable!.params.length !== args.length) {
+    } else if (callee.callable!.params.length !== args.length && !args.some(embedsVariable)) {
       const takes = callee.callable!.params.length;
       findings.push({
         severity: 'error',
@@ -342,7 +347,12 @@ function reachabilityFindings(ctx: LintContext): Finding[] {
     });
   }
   const callables = ctx.nodes.filter((n) => n.callable).map((n) => n.name);
-  const inFunction = reachableFrom(callables, ctx.nodes);
+  const interjections = ctx.nodes.filter((n) => n.isInterjection).map((n) => n.name);
+  const inFunctionBody = reachableFrom(callables, ctx.nodes);
+  // An interjection after a chat node inside a function runs in that function's frame.
+  const inFunction = ctx.nodes.some((n) => inFunctionBody.has(n.name) && isChatAction(n.action))
+    ? reachableFrom([...callables, ...interjections], ctx.nodes)
+    : inFunctionBody;
   // A function may jump anywhere through a `$var` transition, so a `return` it could reach that way is fine.
   const functionJumps = ctx.nodes.some(
     (n) => inFunction.has(n.name) && n.targets.some((t) => t.kind === 'variable'),
@@ -365,7 +375,6 @@ function reachabilityFindings(ctx: LintContext): Finding[] {
       );
 
   if (start === undefined || !ctx.has(start)) return findings;
-  const interjections = ctx.nodes.filter((n) => n.isInterjection).map((n) => n.name);
   const reachable = reachableFrom([start, ...callables, ...interjections], ctx.nodes);
   const variableJumps = ctx.nodes.some(
     (n) => reachable.has(n.name) && n.targets.some((t) => t.kind === 'variable'),

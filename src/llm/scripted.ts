@@ -123,7 +123,7 @@ export async function loadScript(path: string): Promise<Script> {
 /** A LanguageModel answering one role from a script. */
 export class ScriptedModel implements LanguageModel {
   readonly id: string;
-  readonly modelName = 'scripted';
+  readonly modelName: string = 'scripted';
   readonly scripted = true;
 
   constructor(

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { NODE_FIELDS, USUAL_FIELDS } from '../../src/tui/node-fields.js';
+import { nodeSpecSchema } from '../../src/graph/schema.js';
+import { NODE_FIELDS, USUAL_FIELDS, nodeFieldLines } from '../../src/tui/node-fields.js';
 import { KEY, SIZE, applyEdit, mountChat, versionedSupportGraph } from './helpers.js';
 
 afterEach(cleanup);
@@ -32,6 +33,11 @@ describe('NodeInspector', () => {
     expect(column).toContain('transitionChoices:\n  A) a question about a bill\n  B) a technical problem');
     expect(column).toContain('notes: —');
     expect(column).toContain('Node start1  ▶ current');
+  });
+
+  it('lists a rarer field once it is set', () => {
+    const node = nodeSpecSchema.parse({ name: 'a', action: 'chat', questionPrompt: 'Read closely.' });
+    expect(nodeFieldLines(node, 60)).toContainEqual({ label: 'questionPrompt', text: 'Read closely.' });
   });
 
   it('follows the arrow keys from the graph panel', async () => {
