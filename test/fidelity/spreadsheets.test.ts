@@ -2,7 +2,7 @@
  * AutoGRAMS spreadsheets through the real CLI, as a user runs them: the two examples shipped with
  * AutoGRAMS (verbatim copies of ../shared/autograms-examples/), and a spreadsheet written the way the
  * AutoGRAMS documentation describes one (documented_tutor.csv: prompt nodes, a function and a local
- * function with arguments, `$var` in a reply and a transition question, conditional text, chat_suffix,
+ * function with arguments, `$var` in a reply and a transition question, conditional text in a thought, chat_suffix,
  * a per-node question prompt, `p.*` with boolean conditions, `u.n`, an interjection with an example,
  * and `<end>`).
  */
