@@ -32,6 +32,8 @@ Examples:
 Without a terminal (or with --no-tui), the agent speaks first when the graph starts with a chat node,
 blank input lines are skipped, and the conversation ends at a quit transition or the end of the input.
 What code nodes print with console.log goes to stderr as [node] text (with --json: code.log events).
+An AutoGRAMS spreadsheet runs under AutoGRAMS' defaults (prompt "You are an agent.", a classifier that
+sees the last exchange, temperature 0.7); export it with --format json to change them.
 --state FILE is read when it exists (it must belong to the same graph) and rewritten atomically after
 every reply, so an interrupted run leaves the last good state. Exit code: 0 when the conversation ended
 normally, 1 when a node failed (the state keeps the last good reply), 2 for a usage or file problem.

@@ -20,7 +20,9 @@ Examples:
   $ meta-agent simulate quiz.csv --userbot-model gpt-4o               a stronger model plays the user
 
 The simulated user follows the graph's "user instructions" (one per transition of a chat node); write
-them so that each clearly leads to its transition. Low agreement at a node means its transition
+them so that each clearly leads to its transition. An instruction of <end> (the config's endSignal)
+ends the conversation instead; interjection nodes with a userInterjection are tried with their
+probabilityInterjection (default 0.01); a node's transitionProbs weight its transitions. Low agreement at a node means its transition
 question or choices are ambiguous, or the userbot is not following its instruction. The same seed
 gives the same samples (the models may still vary); without --seed a random one is used and printed.
 Progress goes to stderr, one line per conversation; the report goes to stdout. Ctrl+C stops the run
