@@ -96,7 +96,7 @@ export function transcriptOf(graph: GraphView, conversation: SimulatedConversati
     index === undefined ? undefined : graph.get(node)?.transitions[index];
   return {
     opening: conversation.opening,
-    ended: conversation.ended,
+    ended: conversation.endedBy !== undefined,
     ...(conversation.endedBy && { endedBy: conversation.endedBy }),
     turns: conversation.turns.map((turn) => ({
       node: turn.node,
@@ -117,12 +117,11 @@ export function progressLine(index: number, count: number, conversation: Simulat
   const turns = conversation.turns.length;
   const checked = conversation.turns.filter((turn) => turn.agreed !== undefined);
   const agreed = checked.filter((turn) => turn.agreed).length;
-  const end =
-    conversation.endedBy === 'user'
-      ? 'ended by the simulated user'
-      : conversation.ended
-        ? 'ended by quit'
-        : 'stopped at the turn limit';
+  const end = {
+    quit: 'ended by quit',
+    user: 'ended by the simulated user',
+    none: 'stopped at the turn limit',
+  }[conversation.endedBy ?? 'none'];
   const agreement = checked.length ? `; classifier agreed ${agreed} of ${checked.length}` : '';
   return `conversation ${index}/${count}: ${turns} user ${turns === 1 ? 'reply' : 'replies'}, ${end}${agreement}`;
 }

@@ -2,11 +2,11 @@
  * User simulation (paper Appendix D; `simulate_user` in autograms/autogram.py). At each chat node the
  * simulated user either interjects (each interjection node with a user instruction is tried with its
  * probability) or follows one of the node's transitions, sampled by the node's `transitionProbs` (or
- * with equal weights) among those with a user instruction. The userbot
- * replies as the user following that instruction; an instruction equal to the config's end signal
- * (`<end>`) ends the conversation instead. If the userbot and the classifier both work, the classifier
- * then takes the sampled transition: agreement per node measures that, and edges never taken show what
- * the conversations did not cover.
+ * with equal weights) among those with a user instruction. The userbot replies as the user following
+ * that instruction; an instruction equal to the config's end signal (`<end>`) ends the conversation
+ * instead. If the userbot and the classifier both work, the classifier then takes the sampled
+ * transition: agreement per node measures that, and edges never taken show what the conversations did
+ * not cover.
  */
 import type { AgentEvent } from '../events.js';
 import type { CompiledNode } from '../graph/parse.js';
@@ -58,8 +58,7 @@ export interface SimulatedConversation {
   /** The agent's opening reply. */
   opening: string;
   turns: SimulatedTurn[];
-  ended: boolean;
-  /** What ended it: a `quit` transition, or the simulated user's end signal. */
+  /** What ended it, if anything did before the turn limit: a `quit` transition, or the user's end signal. */
   endedBy?: 'quit' | 'user';
   state: ConversationState;
 }
@@ -118,13 +117,7 @@ export async function simulateConversation(
     if (move.sampled !== undefined && taken.asked) turn.agreed = taken.index === move.sampled;
     turns.push(turn);
   }
-  return {
-    opening: first.reply,
-    turns,
-    ended: endedBy !== undefined,
-    ...(endedBy && { endedBy }),
-    state,
-  };
+  return { opening: first.reply, turns, ...(endedBy && { endedBy }), state };
 }
 
 /**

@@ -25,6 +25,9 @@ export type Action = z.infer<typeof actionSchema>;
 /** Where the weight lists apply: a wildcard group chosen by score, not by conditions (AutoGRAMS' rule). */
 const SCORING = 'When `p.*` is chosen by score (its first member has no booleanCondition),';
 
+/** A number of recent exchanges (an agent's output and the input after it) the classifier sees. */
+const exchangeCount = z.number().int().nonnegative().optional();
+
 function nodeList(description: string) {
   return z.array(z.string()).optional().describe(description);
 }
@@ -47,14 +50,9 @@ export const nodeSpecSchema = z.object({
   notes: z.string().optional(),
   replyStart: z.string().optional().describe('Overrides the config reply start for this node.'),
   instructionTemplate: z.string().optional().describe('Overrides the config instruction template.'),
-  transitionContext: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe(
-      'How many recent exchanges the classifier sees for this node (default: config.transitionContext).',
-    ),
+  transitionContext: exchangeCount.describe(
+    'How many recent exchanges the classifier sees for this node (default: config.transitionContext).',
+  ),
   questionPrompt: z
     .string()
     .optional()
@@ -114,14 +112,9 @@ export const graphConfigSchema = z.object({
     .string()
     .default(DEFAULT_QUESTION_PROMPT)
     .describe('What the classifier reads first, before the conversation and the question.'),
-  transitionContext: z
-    .number()
-    .int()
-    .nonnegative()
-    .optional()
-    .describe(
-      'How many recent exchanges the classifier sees (default: all in scope; AutoGRAMS spreadsheets: 1).',
-    ),
+  transitionContext: exchangeCount.describe(
+    'How many recent exchanges the classifier sees (default: all in scope; AutoGRAMS spreadsheets: 1).',
+  ),
   interjectionQuestion: z.string().default('Which of the following is True?'),
   interjectionDefault: z.string().default('None of the above.'),
   interjectionDownWeight: z

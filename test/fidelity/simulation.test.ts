@@ -24,7 +24,7 @@ done,chat_exact,Great - we will be in touch.,over,<end>
 over,chat_exact,The conversation has ended.,over,
 `;
     const { conversation, calls } = await simulate(csv, { rules: [{ role: 'userbot', reply: 'Yes.' }] });
-    expect(conversation.ended).toBe(true);
+    expect(conversation.endedBy).toBe('user');
     expect(conversation.turns.map((t) => t.agent)).toEqual(['Great - we will be in touch.']);
     expect(promptsOf(calls, 'userbot')).toHaveLength(1);
   });

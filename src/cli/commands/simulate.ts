@@ -22,8 +22,9 @@ Examples:
 The simulated user follows the graph's "user instructions" (one per transition of a chat node); write
 them so that each clearly leads to its transition. An instruction of <end> (the config's endSignal)
 ends the conversation instead; interjection nodes with a userInterjection are tried with their
-probabilityInterjection (default 0.01); a node's transitionProbs weight its transitions. Low agreement at a node means its transition
-question or choices are ambiguous, or the userbot is not following its instruction. The same seed
+probabilityInterjection (default 0.01); a node's transitionProbs weight its transitions. Low agreement
+at a node means its transition question or choices are ambiguous, or the userbot is not following its
+instruction. The same seed
 gives the same samples (the models may still vary); without --seed a random one is used and printed.
 Progress goes to stderr, one line per conversation; the report goes to stdout. Ctrl+C stops the run
 (exit 130) and still reports the conversations that finished.
