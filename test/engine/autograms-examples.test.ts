@@ -1,31 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Interpreter } from '../../src/engine/interpreter.js';
 import { topFrame } from '../../src/engine/state.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
-import { scriptedModels } from './graphs.js';
+import { converse as talk } from '../fidelity/support.js';
 
 // Verbatim copies of the AutoGRAMS repository's examples, kept with the graph fixtures.
 const EXAMPLES = fileURLToPath(new URL('../fixtures/graphs', import.meta.url));
 
-/** Runs `replies` (the first reply is the agent's opening) and returns what the agent said and where it went. */
+/** Runs `replies` (the first reply is the agent's opening) on an example and returns what the agent said and where it went. */
 async function converse(csv: string, script: ScriptFile, replies: (string | undefined)[]) {
   const { file } = await loadGraphFile(`${EXAMPLES}/${csv}`);
-  const agent = await Interpreter.create({ graph: new StaticGraph(file), models: scriptedModels(script) });
-  try {
-    const said: string[] = [];
-    let state;
-    for (const text of replies) {
-      const result = await agent.reply(text, state);
-      said.push(result.reply);
-      state = result.state;
-    }
-    return { said, state: state! };
-  } finally {
-    agent.dispose();
-  }
+  return talk(new StaticGraph(file), script, replies);
 }
 
 describe('the AutoGRAMS example spreadsheets', () => {

@@ -1,10 +1,9 @@
 /** Every column AutoGRAMS 0.1 reads changes behaviour here too; the ones it never reads pass quietly. */
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
-import { seededRandom, simulateConversations } from '../../src/engine/simulate.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
 import { graphOf } from '../engine/graphs.js';
-import { converse, csvGraph, promptsOf, recordingModels } from './support.js';
+import { converse, csvGraph, promptsOf, recordingModels, simulate } from './support.js';
 
 describe('AutoGRAMS spreadsheet columns', () => {
   it("Question Prompt opens the node's classifier question instead of the default (autograms/nodes/base_node.py:197-200, 389)", async () => {
@@ -129,22 +128,20 @@ ask,chat_exact,Tea or coffee?,"tea,coffee",Which did the user pick?,tea,coffee,a
 tea,chat_exact,Tea it is.,ask,,,,say thanks,,
 coffee,chat_exact,Coffee it is.,ask,,,,say thanks,,
 `;
-    const { models } = recordingModels({
-      rules: [
-        { role: 'userbot', match: 'ask for coffee', reply: 'Coffee, please.' },
-        { role: 'userbot', reply: 'Thanks.' },
-        { role: 'classifier', reply: 'B' },
-      ],
-    });
-    const agent = await Interpreter.create({ graph: csvGraph(csv), models });
-    try {
-      const report = await simulateConversations(agent, { count: 4, turns: 2, rng: seededRandom(3) });
-      const sampled = report.conversations.flatMap((c) =>
-        c.turns.filter((t) => t.node === 'ask').map((t) => t.sampled),
-      );
-      expect(sampled).toEqual([1, 1, 1, 1]);
-    } finally {
-      agent.dispose();
-    }
+    const { report } = await simulate(
+      csvGraph(csv),
+      {
+        rules: [
+          { role: 'userbot', match: 'ask for coffee', reply: 'Coffee, please.' },
+          { role: 'userbot', reply: 'Thanks.' },
+          { role: 'classifier', reply: 'B' },
+        ],
+      },
+      { count: 4, turns: 2, seed: 3 },
+    );
+    const sampled = report.conversations.flatMap((c) =>
+      c.turns.filter((t) => t.node === 'ask').map((t) => t.sampled),
+    );
+    expect(sampled).toEqual([1, 1, 1, 1]);
   });
 });

@@ -1,19 +1,11 @@
 /** User simulation as AutoGRAMS' `simulate_user` does it (autograms/autogram.py:320-375). */
 import { describe, expect, it } from 'vitest';
-import { Interpreter } from '../../src/engine/interpreter.js';
-import { seededRandom, simulateConversations } from '../../src/engine/simulate.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
-import { csvGraph, promptsOf, recordingModels } from './support.js';
+import { csvGraph, promptsOf, simulate as simulateGraph } from './support.js';
 
 async function simulate(csv: string, script: ScriptFile, turns = 5) {
-  const { models, calls } = recordingModels(script);
-  const agent = await Interpreter.create({ graph: csvGraph(csv), models });
-  try {
-    const report = await simulateConversations(agent, { count: 1, turns, rng: seededRandom(1) });
-    return { conversation: report.conversations[0]!, calls };
-  } finally {
-    agent.dispose();
-  }
+  const { report, calls } = await simulateGraph(csvGraph(csv), script, { count: 1, turns, seed: 1 });
+  return { conversation: report.conversations[0]!, calls };
 }
 
 describe('user simulation', () => {

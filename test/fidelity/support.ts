@@ -4,6 +4,7 @@
  * the reference (`../shared/reference/autograms-243158a/`) forms.
  */
 import { Interpreter } from '../../src/engine/interpreter.js';
+import { seededRandom, simulateConversations, type SimulationReport } from '../../src/engine/simulate.js';
 import type { ConversationState } from '../../src/engine/state.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
@@ -93,6 +94,22 @@ export async function converse(
       state = result.state;
     }
     return { said, state: state!, calls, events };
+  } finally {
+    agent.dispose();
+  }
+}
+
+/** Simulates `count` conversations of up to `turns` user replies with `graph`, seeded with `seed`. */
+export async function simulate(
+  graph: GraphView,
+  script: ScriptFile,
+  options: { count: number; turns: number; seed: number },
+): Promise<{ report: SimulationReport; calls: RecordedCall[] }> {
+  const { models, calls } = recordingModels(script);
+  const agent = await Interpreter.create({ graph, models });
+  try {
+    const report = await simulateConversations(agent, { ...options, rng: seededRandom(options.seed) });
+    return { report, calls };
   } finally {
     agent.dispose();
   }
