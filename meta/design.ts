@@ -17,7 +17,6 @@ import type { GraphFile } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';
 import type { ModelSet } from '../src/llm/types.js';
 import { UsageMeter, type UsageTotals } from '../src/llm/usage.js';
-import { Sandbox } from '../src/sandbox/index.js';
 import { extractDot } from './dot.js';
 import { designerHelpers, repairContext, type DesignRun } from './host.js';
 import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
@@ -128,8 +127,6 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     if (e.type === 'variable.set') variables[e.name] = e.value;
   });
   const offStages = stages.follow();
-  const sandbox = await Sandbox.create(designer.config.sandbox);
-  sandbox.exposeAsync('meta', designerHelpers(run));
   let interpreter: Interpreter | undefined;
 
   const figures = (): DesignFigures => ({
@@ -165,7 +162,12 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   };
 
   const designAndCheck = async (): Promise<DesignOutcome> => {
-    interpreter = await Interpreter.create({ graph: designer, models, events, sandbox });
+    interpreter = await Interpreter.create({
+      graph: designer,
+      models,
+      events,
+      host: { meta: { functions: designerHelpers(run), awaited: true } },
+    });
     const { value } = await interpreter.applyFn('design', [request.description]);
     const returned = returnedSchema.safeParse(value);
     if (!returned.success)
@@ -199,7 +201,6 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     offStages();
     offVariables();
     interpreter?.dispose();
-    sandbox.dispose();
   }
 }
 

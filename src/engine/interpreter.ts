@@ -14,11 +14,11 @@ import type { CompiledNode } from '../graph/parse.js';
 import { startNodeOf } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
-import { Sandbox, SandboxError } from '../sandbox/index.js';
+import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import { ACTION_HANDLERS, type ActionContext } from './actions.js';
 import { popFrame, pushFrame, setVariable, variablesInScope } from './memory.js';
 import { askClassifier, generateReply } from './model-calls.js';
-import { callerOf, editableGraph, explainMissingSelf, SelfMode } from './self-mode.js';
+import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
 import { newState, topFrame, type ConversationState } from './state.js';
 import {
   isChatNode,
@@ -38,12 +38,22 @@ export interface InterpreterLimits {
 
 export const DEFAULT_LIMITS: InterpreterLimits = { maxSteps: 10_000, maxDepth: 200 };
 
+/** Host functions lent to code nodes under one name: `name.fn(…)` inside. */
+export interface HostNamespace {
+  functions: Record<string, HostFunction>;
+  /** The code waits for the promises they return (its call still looks synchronous inside). */
+  awaited?: boolean;
+}
+
 export interface InterpreterOptions {
   graph: GraphView;
   models: ModelSet;
   events?: EventBus;
-  /** A sandbox to share (self-referential runs expose `self` in it); by default one is made from the graph's limits. */
-  sandbox?: Sandbox;
+  /**
+   * What the layers above lend code nodes, by namespace: the one way any layer offers host functions
+   * (self-referential mode lends `self` through it too).
+   */
+  host?: Record<string, HostNamespace>;
   limits?: Partial<InterpreterLimits>;
   /**
    * Self-referential mode: code nodes get the `self` API and edit the graph (a StaticGraph is run as a
@@ -96,13 +106,12 @@ export class Interpreter {
   readonly events: EventBus;
   readonly limits: InterpreterLimits;
   readonly #sandbox: Sandbox;
-  readonly #ownsSandbox: boolean;
   /** The working states of the replies and calls in progress. */
   readonly #running = new Set<ConversationState>();
   /** Set in self-referential mode. */
   readonly #self: SelfMode | undefined;
 
-  private constructor(options: InterpreterOptions, sandbox: Sandbox, ownsSandbox: boolean) {
+  private constructor(options: InterpreterOptions, sandbox: Sandbox) {
     const editable =
       (options.selfReferential ?? options.graph.config.selfReferential)
         ? editableGraph(options.graph)
@@ -112,11 +121,9 @@ export class Interpreter {
     this.events = options.events ?? new EventBus();
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#sandbox = sandbox;
-    this.#ownsSandbox = ownsSandbox;
     if (editable)
       this.#self = new SelfMode({
         graph: editable,
-        sandbox,
         events: this.events,
         // The code calling `self` belongs to the run started last (runs share the sandbox one at a time).
         caller: () => {
@@ -124,13 +131,17 @@ export class Interpreter {
           return work && callerOf(work, this.protectedNodes());
         },
       });
+    const lent: Record<string, HostNamespace> = { ...options.host };
+    if (this.#self) lent[SELF_NAMESPACE] = { functions: this.#self.api };
+    for (const [name, { functions, awaited }] of Object.entries(lent))
+      if (awaited) sandbox.exposeAsync(name, functions);
+      else sandbox.expose(name, functions);
   }
 
-  /** An interpreter for `graph`. Dispose it when done when it made its own sandbox. */
+  /** An interpreter for `graph`, with a sandbox of the graph's limits. Dispose it when done. */
   static async create(options: InterpreterOptions): Promise<Interpreter> {
-    if (options.sandbox) return new Interpreter(options, options.sandbox, false);
     const sandbox = await Sandbox.create(options.graph.config.sandbox);
-    return new Interpreter(options, sandbox, true);
+    return new Interpreter(options, sandbox);
   }
 
   /** A fresh conversation state for this interpreter's graph. */
@@ -202,10 +213,10 @@ export class Interpreter {
     return [...new Set(names)];
   }
 
-  /** Releases the sandbox when this interpreter made it, and withdraws `self` from a shared one. */
+  /** Releases the sandbox and stops reporting self-referential edits. */
   dispose(): void {
     this.#self?.dispose();
-    if (this.#ownsSandbox) this.#sandbox.dispose();
+    this.#sandbox.dispose();
   }
 
   /** A copy of `state` to work on (the caller's stays as it was), or a fresh state. */

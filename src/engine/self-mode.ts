@@ -9,12 +9,12 @@ import type { EditRecord } from '../graph/edit.js';
 import type { GraphFile } from '../graph/schema.js';
 import { VersionedGraph } from '../graph/versioned.js';
 import { StaticGraph, type GraphView } from '../graph/view.js';
-import { SandboxError, type Sandbox } from '../sandbox/index.js';
+import { SandboxError, type HostFunction } from '../sandbox/index.js';
 import { EditBudget, selfApi, type SelfCaller } from './self-api.js';
 import type { ConversationState } from './state.js';
 
 /** The sandbox namespace the API is lent under. */
-const SELF_NAMESPACE = 'self';
+export const SELF_NAMESPACE = 'self';
 
 /** How to switch the mode on, named in errors of code that uses `self` without it. */
 const SELF_MODE_HINT =
@@ -24,25 +24,27 @@ const SELF_MODE_HINT =
 export interface SelfModeOptions {
   /** The graph the run edits (see editableGraph). */
   graph: VersionedGraph;
-  sandbox: Sandbox;
   events: EventBus;
   /** The run whose code is calling `self`; undefined when none is. */
   caller: () => SelfCaller | undefined;
 }
 
-/** Self-referential mode switched on for one interpreter: `self` lent to its sandbox, edits on its events. */
+/**
+ * Self-referential mode switched on for one interpreter: the `self` API, which the interpreter lends its
+ * code nodes under SELF_NAMESPACE, and the graph's edits on its events.
+ */
 export class SelfMode {
   readonly graph: VersionedGraph;
-  readonly sandbox: Sandbox;
+  /** The functions of `self`. */
+  readonly api: Record<string, HostFunction>;
   readonly #budget: EditBudget;
   readonly #stopEvents: () => void;
 
-  /** Lends `self` to the sandbox and starts reporting edits. Undo with dispose. */
-  constructor({ graph, sandbox, events, caller }: SelfModeOptions) {
+  /** Starts reporting edits. Stop with dispose. */
+  constructor({ graph, events, caller }: SelfModeOptions) {
     this.graph = graph;
-    this.sandbox = sandbox;
     this.#budget = new EditBudget(graph.config.selfEditLimits.editsPerTurn);
-    sandbox.expose(SELF_NAMESPACE, selfApi(graph, this.#budget, caller));
+    this.api = selfApi(graph, this.#budget, caller);
     this.#stopEvents = graph.onEdit((record) => events.emit(editEvent(record, graph)));
   }
 
@@ -56,9 +58,8 @@ export class SelfMode {
     state.graph = this.graph.toJSON();
   }
 
-  /** Withdraws `self` and stops reporting edits. */
+  /** Stops reporting edits. */
   dispose(): void {
-    this.sandbox.unexpose(SELF_NAMESPACE);
     this.#stopEvents();
   }
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
-import { Sandbox } from '../../src/sandbox/index.js';
 import { noModels } from './graphs.js';
 
 describe('a graph edited while it runs', () => {
@@ -28,15 +27,16 @@ describe('a graph edited while it runs', () => {
         ],
       }),
     );
-    const sandbox = await Sandbox.create();
-    const agent = await Interpreter.create({ graph, models: noModels, sandbox });
     const protectedAtEdit: string[][] = [];
-    sandbox.expose('self', {
-      add: (node: unknown) => {
-        const protect = agent.protectedNodes();
-        protectedAtEdit.push(protect);
-        graph.apply({ op: 'add', node }, { by: 'test', protect: new Set(protect) });
-      },
+    const add = (node: unknown) => {
+      const protect = agent.protectedNodes();
+      protectedAtEdit.push(protect);
+      graph.apply({ op: 'add', node }, { by: 'test', protect: new Set(protect) });
+    };
+    const agent: Interpreter = await Interpreter.create({
+      graph,
+      models: noModels,
+      host: { self: { functions: { add } } },
     });
     try {
       const { reply, state } = await agent.reply(undefined);
@@ -49,7 +49,6 @@ describe('a graph edited while it runs', () => {
       expect(agent.protectedNodes(state)).toEqual(['talk_cats']);
     } finally {
       agent.dispose();
-      sandbox.dispose();
     }
   });
 });

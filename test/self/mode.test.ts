@@ -7,7 +7,6 @@ import { VersionedGraph } from '../../src/graph/versioned.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import { Script, ScriptedModel } from '../../src/llm/scripted.js';
 import type { ModelSet } from '../../src/llm/types.js';
-import { Sandbox } from '../../src/sandbox/index.js';
 
 const script = new Script({ rules: [] }, 'no-models');
 const model = new ScriptedModel(script, 'chatbot');
@@ -228,16 +227,32 @@ describe('self-referential mode in the interpreter', () => {
     }
   });
 
-  it('withdraws self from a shared sandbox when the interpreter is disposed', async () => {
-    const sandbox = await Sandbox.create();
+  it('lends code nodes the host namespaces beside self, through the one door', async () => {
+    const graph = new VersionedGraph(
+      fileOf(
+        [
+          {
+            name: 'count(word)',
+            action: 'code',
+            instruction: '[self.nodes().length, tools.lengthOf(word), slow.upper(word)]',
+            transitions: ['return'],
+          },
+        ],
+        { selfReferential: true },
+      ),
+    );
+    const host = {
+      tools: { functions: { lengthOf: (word: string) => word.length } },
+      slow: { functions: { upper: async (word: string) => word.toUpperCase() }, awaited: true },
+      self: { functions: { nodes: () => ['an impostor'] } },
+    };
+    const agent = await Interpreter.create({ graph, models: noModels, host });
     try {
-      const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
-      const agent = await Interpreter.create({ graph, models: noModels, sandbox });
-      expect((await sandbox.runCode('typeof self.addNode', {}, { node: 'probe' })).value).toBe('function');
-      agent.dispose();
-      expect((await sandbox.runCode('typeof self', {}, { node: 'probe' })).value).toBe('undefined');
+      const { value } = await agent.applyFn('count', ['four']);
+      // self is the graph's own API (one node), not the host's namespace of the same name.
+      expect(value).toEqual([1, 4, 'FOUR']);
     } finally {
-      sandbox.dispose();
+      agent.dispose();
     }
   });
 });
