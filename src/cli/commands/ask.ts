@@ -29,7 +29,7 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (text: string, options: AskOptions) => {
-      const { runAsk } = await import('../run/ask.js');
+      const { runAsk } = await import('../actions/ask.js');
       await runAsk(text, options);
     });
 }

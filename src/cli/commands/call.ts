@@ -39,7 +39,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, text: string, options: CallOptions) => {
-      const { runCall } = await import('../run/call.js');
+      const { runCall } = await import('../actions/call.js');
       await runCall(path, text, options);
     });
 }

@@ -67,7 +67,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: ChatOptions) => {
-      const { runChat } = await import('../run/chat.js');
+      const { runChat } = await import('../actions/chat.js');
       await runChat(path, options);
     });
 }

@@ -46,7 +46,7 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (description: string, options: DesignOptions) => {
-      const { runDesign } = await import('../run/design.js');
+      const { runDesign } = await import('../actions/design.js');
       await runDesign(description, options);
     });
 }

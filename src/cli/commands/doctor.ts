@@ -24,7 +24,7 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (options: ModelOptionValues) => {
-      const { runDoctor } = await import('../run/doctor.js');
+      const { runDoctor } = await import('../actions/doctor.js');
       await runDoctor(options);
     });
 }

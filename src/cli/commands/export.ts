@@ -29,7 +29,7 @@ export function register(program: Command): void {
     .option('-o, --output <file>', 'write to FILE instead of stdout')
     .addHelpText('after', EXAMPLES)
     .action(async (graph: string, options: ExportOptions) => {
-      const { runExport } = await import('../run/export.js');
+      const { runExport } = await import('../actions/export.js');
       await runExport(graph, options);
     });
 }

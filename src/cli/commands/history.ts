@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .option('-o, --output <file>', 'graph file to write with --revert (.autogram.json or .csv)')
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: HistoryOptions) => {
-      const { runHistory } = await import('../run/history.js');
+      const { runHistory } = await import('../actions/history.js');
       await runHistory(path, options);
     });
 }

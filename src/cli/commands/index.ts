@@ -12,7 +12,7 @@ import { register as registerSimulate } from './simulate.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
- * arguments, options and help; its action imports the implementation (../run/NAME.ts) when it runs, so
+ * arguments, options and help; its action imports the implementation (../actions/NAME.ts) when it runs, so
  * `--help` loads little beyond commander and a command loads only what it uses.
  */
 export type RegisterCommand = (program: Command) => void;

@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
     .addHelpText('after', EXAMPLES)
     .action(async (path: string) => {
-      const { runShow } = await import('../run/show.js');
+      const { runShow } = await import('../actions/show.js');
       await runShow(path);
     });
 }

@@ -52,7 +52,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: SimulateOptions) => {
-      const { runSimulate } = await import('../run/simulate.js');
+      const { runSimulate } = await import('../actions/simulate.js');
       await runSimulate(path, options);
     });
 }

@@ -25,7 +25,7 @@ export function register(program: Command): void {
     .option('--json', 'print the findings as JSON')
     .addHelpText('after', EXAMPLES)
     .action(async (paths: string[], options: ValidateOptions) => {
-      const { runValidate } = await import('../run/validate.js');
+      const { runValidate } = await import('../actions/validate.js');
       await runValidate(paths, options);
     });
 }
