@@ -12,7 +12,7 @@ Examples:
   $ meta-agent history chat-state.json --revert 2 -o v2.autogram.json
                                                                  write the graph as it was at version 2
 
-FILE is a conversation state saved by chat/simulate/run (its "graph" field holds the edit history of a
+FILE is a conversation state saved by \`chat --state\` (its "graph" field holds the edit history of a
 self-referential run), a bare graph history, or a graph file (which has version 0 only).`;
 
 /** `history`'s options as commander parses them. */
