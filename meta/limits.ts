@@ -14,15 +14,13 @@ export interface DesignLimits {
   fieldTries: number;
   /** Lint-and-repair rounds before the design fails. */
   repairTries: number;
-  /** Per-node model calls in flight at once. */
+  /** Model calls in flight at once while node fields are written (see write-fields.ts). */
   concurrency: number;
 }
 
 /**
- * Defaults. The concurrency matches the largest draft, so writing the fields of any accepted graph
- * takes one round of calls: round trips do not grow with the graph. A server that runs only a few
- * requests at once would keep the rest queued past the request timeout, so the CLI uses a lower
- * default for a server on the same machine (`--concurrency` sets it either way).
+ * Defaults. The concurrency matches the largest draft, so a remote server writes the fields of any
+ * accepted graph in one wave of one-node calls: round trips do not grow with the graph.
  */
 export const DEFAULT_DESIGN_LIMITS: DesignLimits = {
   minNodes: 2,
@@ -33,5 +31,27 @@ export const DEFAULT_DESIGN_LIMITS: DesignLimits = {
   concurrency: 40,
 };
 
-/** Per-node calls in flight for a model server on this machine, which mostly answers a few at a time. */
+/**
+ * Calls in flight for a model server on this machine, which mostly answers a few at a time and would
+ * keep the rest queued past the request timeout; the nodes are then asked for several to a call.
+ */
 export const LOCAL_CONCURRENCY = 4;
+
+/** The concurrency for the server at `baseUrl` (none: a scripted model, which answers at once). */
+export function designConcurrency(baseUrl: string | undefined): number {
+  return baseUrl !== undefined && URL.canParse(baseUrl) && isLoopback(new URL(baseUrl).hostname)
+    ? LOCAL_CONCURRENCY
+    : DEFAULT_DESIGN_LIMITS.concurrency;
+}
+
+/** True for a host name that can only mean this machine. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    host === '0.0.0.0' ||
+    /^127\.\d+\.\d+\.\d+$/.test(host)
+  );
+}

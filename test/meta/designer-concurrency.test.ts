@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mapBounded } from '../../meta/concurrency.js';
+import { DEFAULT_DESIGN_LIMITS, designConcurrency, LOCAL_CONCURRENCY } from '../../meta/limits.js';
 import { RoundTripTracker } from '../../meta/round-trips.js';
 import type { Completion, LanguageModel } from '../../src/llm/types.js';
 
@@ -90,5 +91,14 @@ describe('round-trip counting', () => {
     answerAll();
     await Promise.all(wave);
     expect(tracker.figures()).toEqual({ calls: 4, roundTrips: 2 });
+  });
+});
+
+describe('the concurrency for a server', () => {
+  it('is the local one for a loopback name and the default for any other server', () => {
+    for (const url of ['http://localhost:11434/v1', 'http://127.0.0.2:1234/v1', 'http://[::1]:8080/v1'])
+      expect(designConcurrency(url)).toBe(LOCAL_CONCURRENCY);
+    for (const url of ['https://api.openai.com/v1', 'http://192.168.1.20:11434/v1', undefined])
+      expect(designConcurrency(url)).toBe(DEFAULT_DESIGN_LIMITS.concurrency);
   });
 });

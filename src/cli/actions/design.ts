@@ -1,6 +1,6 @@
 /** What `meta-agent design` does (declared in ../commands/design.ts). */
 import { designAgent, loadDesigner, type DesignFailure } from '../../../meta/design.js';
-import { DEFAULT_DESIGN_LIMITS, LOCAL_CONCURRENCY } from '../../../meta/limits.js';
+import { designConcurrency } from '../../../meta/limits.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
@@ -16,10 +16,12 @@ export async function runDesign(description: string, options: DesignOptions): Pr
   if (!/^[A-Za-z0-9][\w-]*$/.test(name))
     throw new UserError(`"${name}" cannot name a graph file`, 2, 'use letters, digits, "_" and "-"');
   const { models, endpoints } = await modelsFromOptions(options);
-  const concurrency = options.concurrency ?? defaultConcurrency(endpoints.chatbot);
+  const chatbot = endpoints.chatbot;
+  const concurrency =
+    options.concurrency ?? designConcurrency(chatbot.provider === 'openai' ? chatbot.baseUrl : undefined);
   const designer = await loadDesigner();
   const bus = new EventBus();
-  const model = describeEndpoint(endpoints.chatbot);
+  const model = describeEndpoint(chatbot);
 
   // Ctrl+C (a signal in a pipe, a key in the view) stops the design and keeps its partial work.
   const ctrlC = interruptOnSigint();
@@ -94,15 +96,6 @@ function nameFrom(description: string): string {
     .split(/\s+/)
     .filter((w) => w && !filler.has(w));
   return words.slice(0, 3).join('_') || 'agent';
-}
-
-/** A server on this machine usually runs a few requests at once and queues the rest past the timeout. */
-function defaultConcurrency(endpoint: ResolvedEndpoint): number {
-  if (endpoint.provider !== 'openai') return DEFAULT_DESIGN_LIMITS.concurrency;
-  const host = new URL(endpoint.baseUrl).hostname;
-  return ['localhost', '127.0.0.1', '[::1]', '::1', '0.0.0.0'].includes(host)
-    ? LOCAL_CONCURRENCY
-    : DEFAULT_DESIGN_LIMITS.concurrency;
 }
 
 function describeEndpoint(endpoint: ResolvedEndpoint): string {
