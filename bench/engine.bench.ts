@@ -144,7 +144,7 @@ async function measureOurs(
 ): Promise<StepTimes> {
   const agent = await Interpreter.create({ graph, models });
   try {
-    return await measure(async () => (await agent.applyFn(fn, args)).state.visited.length, samples);
+    return await measure(async () => (await agent.applyFn(fn, args)).state.steps, samples);
   } finally {
     agent.dispose();
   }

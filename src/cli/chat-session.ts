@@ -5,10 +5,11 @@
  */
 import type { Interpreter, ReplyResult } from '../engine/interpreter.js';
 import type { ConversationState } from '../engine/state.js';
-import { writeStateFile } from './state-file.js';
+import { StateFile } from './state-file.js';
 
 export class ChatSession {
   #state: ConversationState | undefined;
+  readonly #file: StateFile | undefined;
 
   constructor(
     readonly interpreter: Interpreter,
@@ -18,6 +19,7 @@ export class ChatSession {
     readonly statePath?: string,
   ) {
     this.#state = state;
+    this.#file = statePath === undefined ? undefined : new StateFile(statePath);
   }
 
   /** True until the agent has run at all: its opening turn is still to come. */
@@ -31,7 +33,7 @@ export class ChatSession {
    */
   async reply(text: string | undefined): Promise<ReplyResult> {
     const result = await this.interpreter.reply(text, this.#state);
-    if (this.statePath !== undefined) await writeStateFile(this.statePath, result.state);
+    await this.#file?.save(result.state);
     this.#state = result.state;
     return result;
   }

@@ -8,7 +8,7 @@ import { UserError } from '../errors.js';
 import type { Action } from '../graph/schema.js';
 import { parseFunctionCall, type CompiledNode, type FunctionCall } from '../graph/parse.js';
 import type { GraphView } from '../graph/view.js';
-import { pushFrame, variablesInScope } from './memory.js';
+import { pushFrame, variablesInScope } from './frames.js';
 import { endWithRequired } from './reply-text.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
@@ -21,6 +21,8 @@ export interface ActionContext {
   node: CompiledNode;
   /** The run's working state; handlers change it only through the helpers below and memory.ts. */
   state: ConversationState;
+  /** The step at which the node was entered before this visit; absent on its first. */
+  previousEntry?: number;
   /** Asks the chatbot, with the prompt formed for this node and `instruction`; returns its reply. */
   generate(instruction: string): Promise<string>;
   /** Runs JavaScript in the sandbox over the variables in scope, storing changed variables; returns its value. */
@@ -134,7 +136,7 @@ function thoughtExact(ctx: ActionContext): ActionResult {
  */
 async function call(ctx: ActionContext, scope: 'function' | 'local_function' | 'global_function') {
   const { node, graph, state } = ctx;
-  if (!revisited(node, state)) return { output: undefined, keepsVariable: true } satisfies ActionResult;
+  if (!revisited(ctx)) return { output: undefined, keepsVariable: true } satisfies ActionResult;
   const spec = callOf(ctx);
   const callee = findCallable(graph, node, spec.fn);
   const params = callee.callable!.params;
@@ -182,13 +184,9 @@ function callOf(ctx: ActionContext): FunctionCall {
  * visit (on its first visit: has not run at all), which is AutoGRAMS' documented rule for
  * `required_revisit` (its `check_node_req` reads its history backwards and checks less).
  */
-function revisited(node: CompiledNode, state: ConversationState): boolean {
+function revisited({ node, state, previousEntry = 0 }: ActionContext): boolean {
   const required = node.requiredRevisit ?? [];
-  if (required.length === 0) return true;
-  // The last entry is this visit.
-  const before = state.visited.slice(0, -1).map((visit) => visit.node);
-  const since = before.slice(before.lastIndexOf(node.name) + 1);
-  return required.every((name) => since.includes(name));
+  return required.every((name) => name !== node.name && (state.lastEntered[name] ?? 0) > previousEntry);
 }
 
 /** Sets or appends to one of the frame's prompts; the node's output is the new prompt. */

@@ -28,10 +28,17 @@ export {
   type Frame,
   type Turn,
   type ScopeKind,
-  type ModelCallRecord,
 } from './state.js';
-export { variablesInScope, turnsInScope } from './memory.js';
-export { chatPrompt, classifierHistory, classifierPrompt, userbotPrompt, type ChatPrompt } from './prompt.js';
+export { variablesInScope, turnsInScope, turnsNewestFirst } from './frames.js';
+export {
+  chatPrompt,
+  classifierHistory,
+  classifierPrompt,
+  historyWindow,
+  userbotPrompt,
+  type ChatPrompt,
+  type HistoryWindow,
+} from './prompt.js';
 export {
   simulateConversation,
   simulateConversations,

@@ -5,8 +5,9 @@
  * emits events. Every step reads the graph through its GraphView, so edits made between steps by a
  * self-referential run take effect at once.
  *
- * A call never changes the state it is given: it works on a copy and returns that, so a caller that saves
- * states after each reply can retry or carry on from the last good one when a reply fails.
+ * A call never changes the state it is given: it works on a copy (see workingCopy) and returns that, so a
+ * caller that saves states after each reply can retry or carry on from the last good one when a reply
+ * fails.
  */
 import { UserError } from '../errors.js';
 import { EventBus, type TransitionKind } from '../events.js';
@@ -16,10 +17,10 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import { ACTION_HANDLERS, type ActionContext } from './actions.js';
-import { popFrame, pushFrame, setVariable, variablesInScope } from './memory.js';
+import { popFrame, pushFrame, setVariable, variablesInScope } from './frames.js';
 import { askClassifier, generateReply } from './model-calls.js';
 import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
-import { newState, topFrame, type ConversationState } from './state.js';
+import { newState, topFrame, workingCopy, type ConversationState } from './state.js';
 import {
   isChatNode,
   planInterjection,
@@ -228,7 +229,7 @@ export class Interpreter {
         2,
         'continue it with the graph it was started with',
       );
-    return structuredClone(state);
+    return workingCopy(state);
   }
 
   #started(): void {
@@ -286,8 +287,8 @@ export class Interpreter {
           1,
           'make the loop reach a chat node, a return or quit; or raise the step limit if the graph is meant to run this long',
         );
-      const node = this.#enter(work, next.run);
-      const result = await ACTION_HANDLERS[node.action](this.#context(work, node));
+      const { node, previousEntry } = this.#enter(work, next.run);
+      const result = await ACTION_HANDLERS[node.action](this.#context(work, node, previousEntry));
       if (result.call !== undefined) {
         if (work.stack.length > this.limits.maxDepth)
           throw new UserError(
@@ -314,16 +315,17 @@ export class Interpreter {
     }
   }
 
-  /** Enters a node: counts the visit and logs it. */
-  #enter(work: ConversationState, name: string): CompiledNode {
+  /** Enters a node: counts the visit, and tells when the node was entered before. */
+  #enter(work: ConversationState, name: string): { node: CompiledNode; previousEntry?: number } {
     const node = this.#node(name);
+    const previousEntry = work.lastEntered[name];
     work.current = name;
     work.graphVersion = this.graph.version;
     work.visits[name] = (work.visits[name] ?? 0) + 1;
+    work.lastEntered[name] = ++work.steps;
     const depth = work.stack.length - 1;
-    work.visited.push({ node: name, depth });
     this.events.emit({ type: 'node.entered', node: name, action: node.action, depth });
-    return node;
+    return previousEntry === undefined ? { node } : { node, previousEntry };
   }
 
   /**
@@ -339,7 +341,6 @@ export class Interpreter {
           const index = await askClassifier(
             this.models.classifier,
             from,
-            work,
             interjection.question,
             'interjection',
           );
@@ -355,7 +356,7 @@ export class Interpreter {
       let asked: Asked | undefined;
       if (plan.kind === 'fixed') target = plan.target;
       else {
-        const index = await askClassifier(this.models.classifier, from, work, plan.question, 'transition');
+        const index = await askClassifier(this.models.classifier, from, plan.question, 'transition');
         target = plan.targets[index]!;
         asked = { question: plan.question, index };
       }
@@ -455,11 +456,12 @@ export class Interpreter {
   }
 
   /** The effects a node's action may use. */
-  #context(work: ConversationState, node: CompiledNode): ActionContext {
+  #context(work: ConversationState, node: CompiledNode, previousEntry?: number): ActionContext {
     return {
       graph: this.graph,
       node,
       state: work,
+      ...(previousEntry !== undefined && { previousEntry }),
       generate: (instruction) => generateReply(this.models.chatbot, this.graph, node, work, instruction),
       evaluate: (expression) => this.#evaluate(work, node, expression),
       runCode: async (code) => {

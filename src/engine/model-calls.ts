@@ -1,7 +1,7 @@
 /**
  * The interpreter's two kinds of model call: the chatbot answering a chat or thought node (streamed, so
  * a terminal can show the reply as it comes) and the classifier answering a multiple-choice question.
- * Both are logged in the conversation state. Model events (`model.call`, `model.delta`) are the usage
+ * Model events (`model.call`, `model.delta`) are the usage
  * meter's to emit (src/llm/usage.ts): it wraps every model and knows each call's role.
  */
 import type { CompiledNode } from '../graph/parse.js';
@@ -9,7 +9,8 @@ import type { GraphConfig } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import { classify } from '../llm/classify.js';
 import type { CompletionRequest, LanguageModel } from '../llm/types.js';
-import { chatPrompt, classifierPrompt } from './prompt.js';
+import { countTokens } from '../llm/tokens.js';
+import { chatPrompt, classifierPrompt, historyWindow } from './prompt.js';
 import { stripSpeakerLabel } from './reply-text.js';
 import type { ConversationState } from './state.js';
 import type { ChoiceQuestion } from './transitions.js';
@@ -25,12 +26,11 @@ export async function generateReply(
   state: ConversationState,
   instruction: string,
 ): Promise<string> {
-  const { messages, replyStart } = chatPrompt(graph, node, state, instruction);
+  const window = historyWindow(graph.config, (text) => countTokens(model.modelName, text));
+  const { messages, replyStart } = chatPrompt(graph, node, state, instruction, window);
   const purpose = `node ${node.name}`;
   const completion = await model.stream({ messages, purpose, ...generationOf(graph.config) }, () => {});
-  const text = stripSpeakerLabel(completion.text, [replyStart, graph.config.agentName]);
-  state.modelCalls.push({ role: 'chatbot', node: node.name, model: model.id, output: text });
-  return text;
+  return stripSpeakerLabel(completion.text, [replyStart, graph.config.agentName]);
 }
 
 /** The graph's `generation` settings as request fields (none: the server's defaults). */
@@ -46,7 +46,6 @@ export function generationOf(config: GraphConfig): Pick<CompletionRequest, 'temp
 export async function askClassifier(
   model: LanguageModel,
   node: CompiledNode,
-  state: ConversationState,
   question: ChoiceQuestion,
   what: 'transition' | 'interjection',
 ): Promise<number> {
@@ -58,6 +57,5 @@ export async function askClassifier(
     purpose: `${what} from ${node.name}`,
     ...(question.penalties && { penalties: question.penalties }),
   });
-  state.modelCalls.push({ role: 'classifier', node: node.name, model: model.id, output: result.label });
   return result.index;
 }

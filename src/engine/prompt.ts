@@ -14,7 +14,10 @@
  * - the reply start (`Agent's reply:`) ends every input in `suffix` mode, or begins the model's reply (and
  *   every past output) in `prefix` mode;
  * - the frame's prompt (graph config, set_prompt, append_prompt) is prepended to the first input;
- * - a node with a conversationScope sees only past turns of nodes in that category.
+ * - a node with a conversationScope sees only past turns of nodes in that category;
+ * - past turns beyond the history window (`historyTokens`, counted newest first) are left out, so a
+ *   long conversation never overflows the model's context, and forming a prompt costs the same at the
+ *   10 000th turn as at the 100th.
  *
  * Mapping to chat messages: input i is a `user` message and output i the `assistant` message after it, so
  * the list alternates user/assistant and ends with a user message. The prompt stays inside the first user
@@ -24,8 +27,9 @@
 import type { GraphConfig } from '../graph/schema.js';
 import type { CompiledNode } from '../graph/parse.js';
 import type { GraphView } from '../graph/view.js';
+import { countTokens, DEFAULT_TOKENIZER_MODEL } from '../llm/tokens.js';
 import type { ChatMessage } from '../llm/types.js';
-import { turnsInScope } from './memory.js';
+import { turnsNewestFirst } from './frames.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
 
@@ -105,18 +109,63 @@ function pastOutput(config: GraphConfig, style: NodeStyle, turn: Turn): string {
   return config.replyStartType === 'prefix' ? `${style.replyStart} ${turn.output}` : turn.output;
 }
 
-/** Past turns in scope (of one category, when `scope` is given) as (input, output) pairs. */
-function history(
-  graph: GraphView,
-  state: ConversationState,
-  scope?: string,
-): { input: string; output: string }[] {
-  const turns = turnsInScope(state);
-  const inScope = scope ? turns.filter((turn) => graph.get(turn.node)?.category === scope) : turns;
-  return inScope.map((turn) => {
+/** Counts the tokens of a text, for the history window. */
+export type TokenCounter = (text: string) => number;
+
+/** What a prompt may carry of the past: at most `tokens` tokens of past turns (0: all of them). */
+export interface HistoryWindow {
+  tokens: number;
+  count: TokenCounter;
+}
+
+/** Tokens a message costs beyond its text (OpenAI's framing is 3; one more for safety). */
+const MESSAGE_FRAMING = 4;
+
+type Pair = { input: string; output: string };
+
+/**
+ * Past turns in scope (of one category, when `scope` is given) as (input, output) pairs, oldest first:
+ * the newest ones that fit in the window. A tokenizer's tokens each stand for at least one byte, so
+ * while the pairs' bytes fit, nothing needs counting (and the tokenizer is not even loaded).
+ */
+function history(graph: GraphView, state: ConversationState, window: HistoryWindow, scope?: string): Pair[] {
+  const newestFirst: Pair[] = [];
+  let bytes = 0;
+  let tokens = 0;
+  let counting = false;
+  for (const turn of turnsNewestFirst(state)) {
+    if (scope && graph.get(turn.node)?.category !== scope) continue;
     const style = styleOf(graph.config, graph.get(turn.node));
-    return { input: pastInput(graph.config, style, turn), output: pastOutput(graph.config, style, turn) };
-  });
+    const pair = {
+      input: pastInput(graph.config, style, turn),
+      output: pastOutput(graph.config, style, turn),
+    };
+    if (window.tokens > 0) {
+      bytes += Buffer.byteLength(pair.input) + Buffer.byteLength(pair.output) + 2 * MESSAGE_FRAMING;
+      if (!counting && bytes > window.tokens) {
+        counting = true;
+        tokens = newestFirst.reduce((sum, kept) => sum + pairTokens(kept, window.count), 0);
+      }
+      if (counting && (tokens += pairTokens(pair, window.count)) > window.tokens) break;
+    }
+    newestFirst.push(pair);
+  }
+  return newestFirst.reverse();
+}
+
+function pairTokens(pair: Pair, count: TokenCounter): number {
+  return count(pair.input) + count(pair.output) + 2 * MESSAGE_FRAMING;
+}
+
+/**
+ * The graph's history window, counted with `count`, by default in the encoding of current OpenAI
+ * models (close enough for a budget where the model's own tokenizer is unknown).
+ */
+export function historyWindow(
+  config: GraphConfig,
+  count: TokenCounter = (text) => countTokens(DEFAULT_TOKENIZER_MODEL, text),
+): HistoryWindow {
+  return { tokens: config.historyTokens, count };
 }
 
 /**
@@ -128,10 +177,11 @@ export function chatPrompt(
   node: CompiledNode,
   state: ConversationState,
   instruction: string,
+  window = historyWindow(graph.config),
 ) {
   const config = graph.config;
   const style = styleOf(config, node);
-  const pairs = history(graph, state, node.conversationScope);
+  const pairs = history(graph, state, window, node.conversationScope);
   const inputs = [
     ...pairs.map((p) => p.input),
     instructionInput(config, style, state.pendingUser, instruction),
@@ -151,11 +201,17 @@ export function chatPrompt(
 /**
  * The conversation as the classifier sees it (Appendix B): the turns in scope and the pending user reply,
  * oldest first, as one block of text. `context` keeps only the last `context` exchanges (an exchange is
- * an output and the input after it), as the node's `transitionContext` asks; undefined keeps all.
+ * an output and the input after it), as the node's `transitionContext` asks; undefined keeps all that
+ * fit in the window.
  */
-export function classifierHistory(graph: GraphView, state: ConversationState, context?: number): string {
+export function classifierHistory(
+  graph: GraphView,
+  state: ConversationState,
+  context?: number,
+  window = historyWindow(graph.config),
+): string {
   const config = graph.config;
-  const parts = history(graph, state).flatMap((p) => [p.input, p.output]);
+  const parts = history(graph, state, window).flatMap((p) => [p.input, p.output]);
   parts.push(lastResponse(config, state.pendingUser));
   const kept = context === undefined ? parts : parts.slice(Math.max(0, parts.length - 2 * context));
   return kept.filter((p) => p.length > 0).join('\n\n');

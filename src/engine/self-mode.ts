@@ -11,7 +11,7 @@ import { VersionedGraph } from '../graph/versioned.js';
 import { StaticGraph, type GraphView } from '../graph/view.js';
 import { SandboxError, type HostFunction } from '../sandbox/index.js';
 import { EditBudget, selfApi, type SelfCaller } from './self-api.js';
-import type { ConversationState } from './state.js';
+import type { ConversationState, Turn } from './state.js';
 
 /** The sandbox namespace the API is lent under. */
 export const SELF_NAMESPACE = 'self';
@@ -98,8 +98,9 @@ export function editableGraph(graph: GraphView): VersionedGraph {
 
 /** The `self` caller for a run standing in `state`, with the nodes its edits must leave in place. */
 export function callerOf(state: ConversationState, protect: readonly string[]): SelfCaller {
-  const chats = state.stack.flatMap((frame) => frame.turns).filter((turn) => turn.kind === 'chat');
-  const last = chats[chats.length - 1];
+  let last: Turn | undefined;
+  for (let i = state.stack.length - 1; i >= 0 && !last; i--)
+    last = state.stack[i]!.turns.findLast((turn) => turn.kind === 'chat');
   return {
     node: state.current ?? '(host)',
     protect,

@@ -175,9 +175,7 @@ async function askUserbot(
   const messages = userbotPrompt(config, topFrame(state).userPrompt, exchanges, instruction);
   const model = interpreter.models.userbot;
   const completion = await model.complete({ messages, purpose: 'simulated user', ...generationOf(config) });
-  const text = stripSpeakerLabel(completion.text, [`${config.userName}'s reply`, config.userName]);
-  state.modelCalls.push({ role: 'userbot', node: state.current ?? '', model: model.id, output: text });
-  return text;
+  return stripSpeakerLabel(completion.text, [`${config.userName}'s reply`, config.userName]);
 }
 
 /**

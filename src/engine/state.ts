@@ -1,20 +1,25 @@
 /**
- * The whole state of a conversation with an autogram, as plain JSON: the memory stack of frames, where the
- * run stands, and logs. It is saved after any reply and loaded in another process to continue, so nothing
- * here may hold functions, class instances or references into the interpreter.
+ * The whole state of a conversation with an autogram, as plain JSON: the stack of frames and where the run
+ * stands. It is saved after any reply and loaded in another process to continue, so nothing here may hold
+ * functions, class instances or references into the interpreter. What grows with the conversation is only
+ * its turns; logs of what happened (nodes entered, model calls) are events, for the trace.
  */
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import type { GraphView } from '../graph/view.js';
 
-export const STATE_FORMAT = 'meta-agent/state@1';
+export const STATE_FORMAT = 'meta-agent/state@2';
+
+/** States saved before 0.2 kept logs of nodes entered and model calls; loading one drops the logs. */
+const LOGGED_STATE_FORMAT = 'meta-agent/state@1';
 
 /** How a frame was entered: the root conversation, or one of the three function kinds. */
 export type ScopeKind = 'root' | 'function' | 'local_function' | 'global_function';
 
 /**
  * One chat or thought node's model turn, kept for prompt formation (seed 001). `userReply` is the user
- * reply this node consumed (it came immediately after it), or '' when none did.
+ * reply this node consumed (it came immediately after it), or '' when none did. A turn is never changed
+ * once recorded: copies of a state share their turns.
  */
 export interface Turn {
   node: string;
@@ -47,14 +52,6 @@ export interface Frame {
   lastOutput?: unknown;
 }
 
-/** A model call, for the log (prompts are not kept: the trace has the events, and states stay small). */
-export interface ModelCallRecord {
-  role: 'chatbot' | 'classifier' | 'userbot';
-  node: string;
-  model: string;
-  output: string;
-}
-
 export interface ConversationState {
   format: typeof STATE_FORMAT;
   /** Name of the graph the conversation runs. */
@@ -68,9 +65,10 @@ export interface ConversationState {
   pendingUser: string;
   /** Times each node was entered (drives `name.n` transitions). */
   visits: Record<string, number>;
-  /** Nodes entered, in order, with the stack depth at entry. */
-  visited: { node: string; depth: number }[];
-  modelCalls: ModelCallRecord[];
+  /** Nodes entered so far. */
+  steps: number;
+  /** For each node entered, the step (1 = the first) at which it was entered last (drives `requiredRevisit`). */
+  lastEntered: Record<string, number>;
   ended: boolean;
   /** Reserved for a snapshot of a self-editing graph (VersionedGraph.toJSON), stored by self-referential runs. */
   graph?: unknown;
@@ -85,7 +83,7 @@ const turnSchema = z.object({
   retain: z.boolean().optional(),
 });
 
-const frameSchema = z.object({
+export const frameSchema = z.object({
   scope: z.enum(['root', 'function', 'local_function', 'global_function']),
   variables: z.record(z.string(), z.unknown()),
   turns: z.array(turnSchema),
@@ -96,26 +94,33 @@ const frameSchema = z.object({
   lastOutput: z.unknown().optional(),
 });
 
-const stateSchema = z.object({
+const count = z.number().int().nonnegative();
+
+export const stateSchema = z.object({
   format: z.literal(STATE_FORMAT),
   graphName: z.string(),
-  graphVersion: z.number().int().nonnegative(),
+  graphVersion: count,
   stack: z.array(frameSchema).min(1),
   current: z.string().optional(),
   pendingUser: z.string(),
-  visits: z.record(z.string(), z.number().int().nonnegative()),
-  visited: z.array(z.object({ node: z.string(), depth: z.number().int().nonnegative() })),
-  modelCalls: z.array(
-    z.object({
-      role: z.enum(['chatbot', 'classifier', 'userbot']),
-      node: z.string(),
-      model: z.string(),
-      output: z.string(),
-    }),
-  ),
+  visits: z.record(z.string(), count),
+  steps: count,
+  lastEntered: z.record(z.string(), count),
   ended: z.boolean(),
   graph: z.unknown().optional(),
 });
+
+/** A state of the earlier format: its log of nodes entered gives the steps and last entries. */
+const loggedStateSchema = stateSchema.omit({ steps: true, lastEntered: true }).extend({
+  format: z.literal(LOGGED_STATE_FORMAT),
+  visited: z.array(z.object({ node: z.string() })),
+});
+
+function fromLoggedState({ visited, ...rest }: z.infer<typeof loggedStateSchema>): ConversationState {
+  const lastEntered: Record<string, number> = {};
+  visited.forEach(({ node }, i) => (lastEntered[node] = i + 1));
+  return { ...rest, format: STATE_FORMAT, steps: visited.length, lastEntered } as ConversationState;
+}
 
 /** A fresh conversation on `graph`: one root frame with the graph's prompts, nothing run yet. */
 export function newState(graph: GraphView): ConversationState {
@@ -134,9 +139,28 @@ export function newState(graph: GraphView): ConversationState {
     ],
     pendingUser: '',
     visits: {},
-    visited: [],
-    modelCalls: [],
+    steps: 0,
+    lastEntered: {},
     ended: false,
+  };
+}
+
+/**
+ * A copy of `state` to work on, which the run can change without changing `state`. Only what a run
+ * changes in place is copied (the frames, their variable tables and turn lists, the counters); turns
+ * and variable values are shared, as nothing changes them once stored, so the copy costs little more
+ * at the 10 000th turn than at the first.
+ */
+export function workingCopy(state: ConversationState): ConversationState {
+  return {
+    ...state,
+    stack: state.stack.map((frame) => ({
+      ...frame,
+      variables: { ...frame.variables },
+      turns: [...frame.turns],
+    })),
+    visits: { ...state.visits },
+    lastEntered: { ...state.lastEntered },
   };
 }
 
@@ -156,8 +180,10 @@ export function loadState(text: string, source = 'state'): ConversationState {
   return parseState(json, source);
 }
 
-/** Checks that a parsed JSON value is a conversation state. */
+/** Checks that a parsed JSON value is a conversation state (of this format or the one before). */
 export function parseState(json: unknown, source = 'state'): ConversationState {
+  const logged = loggedStateSchema.safeParse(json);
+  if (logged.success) return fromLoggedState(logged.data);
   const result = stateSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];

@@ -10,7 +10,7 @@ import { closestName } from '../graph/names.js';
 import { isChatAction, parseTransition, type CompiledNode } from '../graph/parse.js';
 import { visitMembers, wildcardMembers } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
-import { variablesInScope } from './memory.js';
+import { variablesInScope } from './frames.js';
 import { classifierHistory } from './prompt.js';
 import type { ConversationState } from './state.js';
 import { renderTemplate } from './template.js';

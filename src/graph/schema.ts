@@ -115,6 +115,14 @@ export const graphConfigSchema = z.object({
   transitionContext: exchangeCount.describe(
     'How many recent exchanges the classifier sees (default: all in scope; AutoGRAMS spreadsheets: 1).',
   ),
+  historyTokens: z
+    .number()
+    .int()
+    .min(0)
+    .default(8000)
+    .describe(
+      'The most tokens of past turns a prompt carries: older turns are left out, so a long conversation never overflows the model’s context (0: no limit).',
+    ),
   interjectionQuestion: z.string().default('Which of the following is True?'),
   interjectionDefault: z.string().default('None of the above.'),
   interjectionDownWeight: z

@@ -11,6 +11,9 @@ import type { ChatMessage } from './types.js';
 /** Used for model names tiktoken does not know (local models): close enough to budget and report. */
 const FALLBACK_ENCODING: TiktokenEncoding = 'o200k_base';
 
+/** A model whose encoding is the fallback's: counts for a budget where no model is at hand. */
+export const DEFAULT_TOKENIZER_MODEL = 'gpt-4o';
+
 const encoders = new Map<TiktokenEncoding, Tiktoken>();
 const encodingNames = new Map<string, TiktokenEncoding | undefined>();
 
@@ -39,10 +42,26 @@ function encoderFor(modelName: string): Tiktoken {
   return encoder;
 }
 
-/** Tokens in `text` for `modelName` (an estimate with o200k_base for models tiktoken does not know). */
+/** Counts remembered per encoding before the oldest are forgotten. */
+const COUNTS_KEPT = 20_000;
+const counts = new Map<TiktokenEncoding, Map<string, number>>();
+
+/**
+ * Tokens in `text` for `modelName` (an estimate with o200k_base for models tiktoken does not know).
+ * Remembered: every prompt of a conversation repeats the turns before it, and encoding is the costly part.
+ */
 export function countTokens(modelName: string, text: string): number {
   if (text === '') return 0;
-  return encoderFor(modelName).encode_ordinary(text).length;
+  const encoding = knownEncoding(modelName) ?? FALLBACK_ENCODING;
+  let known = counts.get(encoding);
+  if (!known) counts.set(encoding, (known = new Map()));
+  let count = known.get(text);
+  if (count === undefined) {
+    count = encoderFor(modelName).encode_ordinary(text).length;
+    if (known.size >= COUNTS_KEPT) known.delete(known.keys().next().value!);
+    known.set(text, count);
+  }
+  return count;
 }
 
 /**

@@ -8,6 +8,8 @@ import {
   type ChatRequestBody,
   type OpenAIServer,
 } from '../support/openai-server.js';
+import { loadStateFile } from '../../src/cli/state-file.js';
+import type { ConversationState } from '../../src/engine/state.js';
 import { runCli } from '../support/run-cli.js';
 
 const GREETER = 'test/fixtures/cli/greeter.autogram.json';
@@ -45,8 +47,11 @@ async function chat(args: string[], input: string) {
   return runCli(['chat', ...args, '--base-url', server.url, '--model', 'gpt-4o-mini'], { input });
 }
 
-async function readJson(path: string): Promise<Record<string, unknown>> {
-  return JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+/** The state a `--state` file ends at, read as the next `chat` would read it. */
+async function savedState(path: string): Promise<ConversationState> {
+  const state = await loadStateFile(path);
+  if (!state) throw new Error(`no state saved in ${path}`);
+  return state;
 }
 
 describe('meta-agent chat with piped input', () => {
@@ -82,7 +87,7 @@ describe('meta-agent chat with piped input', () => {
     const first = await chat([GREETER, '--state', state], 'I am Ann\n');
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
-    expect(await readJson(state)).toMatchObject({ graphName: 'greeter', current: 'mood', ended: false });
+    expect(await savedState(state)).toMatchObject({ graphName: 'greeter', current: 'mood', ended: false });
 
     const second = await chat([GREETER, '--state', state], 'Great, thanks\n');
     expect(second.code).toBe(0);
@@ -94,12 +99,12 @@ describe('meta-agent chat with piped input', () => {
       ?.messages.map((m) => m.content)
       .join('\n');
     expect(farewell).toContain('I am Ann');
-    expect(await readJson(state)).toMatchObject({ current: 'happy', ended: false });
+    expect(await savedState(state)).toMatchObject({ current: 'happy', ended: false });
 
     const third = await chat([GREETER, '--state', state], 'bye\n');
     expect(third.code).toBe(0);
     expect(third.stdout).toBe('');
-    expect(await readJson(state)).toMatchObject({ ended: true });
+    expect(await savedState(state)).toMatchObject({ ended: true });
     // Saved through a temporary file that was renamed: nothing else is left in the folder.
     expect(await readdir(dir)).toEqual(['greeter.state.json']);
 
@@ -113,7 +118,7 @@ describe('meta-agent chat with piped input', () => {
     const first = await chat([GROWER, '--self-referential', '--state', state], 'hi\n');
     expect(first.stderr).toBe('');
     expect(first.stdout).toBe('Say anything.\nI grew a node.\n');
-    const saved = await readJson(state);
+    const saved = await savedState(state);
     expect(saved).toMatchObject({ current: 'grown' });
     expect(saved.graph).toBeDefined();
 
@@ -121,7 +126,7 @@ describe('meta-agent chat with piped input', () => {
     const second = await chat([GROWER, '--state', state], 'bye\n');
     expect(second).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const { graph } = saved as { graph: { base: { nodes: unknown }; edits: unknown } };
-    expect(await readJson(state)).toMatchObject({
+    expect(await savedState(state)).toMatchObject({
       ended: true,
       graph: { base: { nodes: graph.base.nodes }, edits: graph.edits },
     });
@@ -204,7 +209,7 @@ describe('meta-agent chat with piped input', () => {
     const [error, ...rest] = result.stderr.trim().split('\n');
     expect(error).toBe('error: node "check.b": code ran longer than 200 ms (sandbox.timeoutMs)');
     expect(rest.every((line) => line.startsWith('hint: '))).toBe(true);
-    const saved = await readJson(state);
+    const saved = await savedState(state);
     expect(saved).toMatchObject({ current: 'check.a', ended: false });
     expect(saved.stack).toMatchObject([{ variables: { turns: 1 } }]);
   });

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { newState, saveState } from '../../src/engine/state.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
@@ -25,10 +26,7 @@ beforeAll(() => {
   graph.apply({ op: 'add', node: { name: 'hint', action: 'chat', transitions: ['ask'] } }, { by: 'grow' });
   graph.apply({ op: 'update', name: 'ask', patch: { instruction: 'Ask a harder question' } }, { by: 'grow' });
   statePath = join(dir, 'chat-state.json');
-  writeFileSync(
-    statePath,
-    JSON.stringify({ graphName: 'tutor', graphVersion: 2, stack: [], graph: graph.toJSON() }),
-  );
+  writeFileSync(statePath, saveState({ ...newState(graph), graph: graph.toJSON() }));
 });
 
 describe('meta-agent history', () => {
@@ -90,7 +88,7 @@ describe('meta-agent history', () => {
 
   it('says so when a conversation state holds no edited graph', async () => {
     const path = join(dir, 'static-state.json');
-    writeFileSync(path, JSON.stringify({ graphName: 'tutor', graphVersion: 0, stack: [] }));
+    writeFileSync(path, saveState(newState(new VersionedGraph(graph.fileAt(0)))));
     const { code, stderr } = await runCli(['history', path]);
     expect(code).toBe(1);
     expect(stderr).toContain('holds no graph history');

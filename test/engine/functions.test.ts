@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
-import { variablesInScope } from '../../src/engine/memory.js';
+import { variablesInScope } from '../../src/engine/frames.js';
 import type { AgentEvent } from '../../src/events.js';
 import { EventBus } from '../../src/events.js';
 import { lintGraph } from '../../src/graph/lint.js';

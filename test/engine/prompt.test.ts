@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pushFrame } from '../../src/engine/memory.js';
+import { pushFrame } from '../../src/engine/frames.js';
 import { chatPrompt, classifierHistory, classifierPrompt, userbotPrompt } from '../../src/engine/prompt.js';
 import { newState, topFrame, type ConversationState, type Turn } from '../../src/engine/state.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
@@ -135,6 +135,68 @@ describe('chat prompt formation (seed 001)', () => {
       'Hi!',
       "Instruction for Agent: Decide.\nAgent's reply:",
     ]);
+  });
+});
+
+describe('the history window', () => {
+  /** 1000 exchanges: "question i" answered by "answer i". */
+  const turns: Turn[] = Array.from({ length: 1000 }, (_, i) => ({
+    node: 'answer',
+    kind: 'chat',
+    instruction: 'Answer the user.',
+    userReply: `question ${i}`,
+    output: `answer ${i}`,
+  }));
+  /** Counts words: easy to check by hand. */
+  const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+  it('keeps the newest turns that fit, with the prompt before the first one kept', () => {
+    const graph = graphOf(nodes, { prompt: 'You are a tutor.', historyTokens: 100 });
+    const state = stateWith(graph, turns, 'last question');
+    const { messages } = chatPrompt(graph, graph.get('answer')!, state, 'Answer the user.', {
+      tokens: 100,
+      count: words,
+    });
+    // An exchange costs 5 + 2 words and 8 tokens of framing: the last 6 fit in 100.
+    expect(messages).toHaveLength(2 * 6 + 1);
+    expect(messages[0]).toEqual({
+      role: 'user',
+      content: "You are a tutor.\n\nUser: question 994\nAgent's reply:",
+    });
+    expect(messages.at(-2)).toEqual({ role: 'assistant', content: 'answer 999' });
+    expect(messages.at(-1)!.content).toMatch(
+      /^User: last question\n\nInstruction for Agent: Answer the user\./,
+    );
+  });
+
+  it('leaves out nothing while the turns are shorter than the window, and nothing at all when it is 0', () => {
+    const counted: string[] = [];
+    const count = (text: string) => (counted.push(text), words(text));
+    for (const tokens of [1_000_000, 0]) {
+      const graph = graphOf(nodes, { historyTokens: tokens });
+      const { messages } = chatPrompt(graph, graph.get('answer')!, stateWith(graph, turns), 'Go.', {
+        tokens,
+        count,
+      });
+      expect(messages).toHaveLength(2 * 1000 + 1);
+    }
+    // A turn has at least a byte a token: turns that fit in bytes need no tokenizer.
+    expect(counted).toEqual([]);
+  });
+
+  it('applies to the classifier too, unless a transition context keeps fewer exchanges', () => {
+    const graph = graphOf(nodes, { historyTokens: 100 });
+    const state = stateWith(graph, turns, 'q');
+    const window = { tokens: 100, count: words };
+    expect(classifierHistory(graph, state, undefined, window).split('\n\n')).toHaveLength(2 * 6 + 1);
+    expect(classifierHistory(graph, state, 1, window)).toBe('answer 999\n\nUser: q');
+  });
+
+  it('counts with the tokenizer of current OpenAI models by default', () => {
+    const graph = graphOf(nodes, { historyTokens: 200 });
+    const { messages } = chatPrompt(graph, graph.get('answer')!, stateWith(graph, turns), 'Go.');
+    expect(messages.length).toBeGreaterThan(2 * 5);
+    expect(messages.length).toBeLessThan(2 * 30);
   });
 });
 

@@ -72,7 +72,7 @@ describe('resuming a saved conversation', () => {
 
   it('refuses a file that is not a saved state, saying why', () => {
     expect(() => loadState('{"format":"something-else"}', 'x.json')).toThrow(
-      /x\.json is not a meta-agent conversation state \(meta-agent\/state@1\) at format/,
+      /x\.json is not a meta-agent conversation state \(meta-agent\/state@2\) at format/,
     );
     expect(() => loadState('not json', 'x.json')).toThrow(/x\.json is not JSON/);
   });

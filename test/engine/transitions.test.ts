@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setVariable } from '../../src/engine/memory.js';
+import { setVariable } from '../../src/engine/frames.js';
 import { newState } from '../../src/engine/state.js';
 import { renderTemplate } from '../../src/engine/template.js';
 import { planInterjection, planTransition, resolveTarget } from '../../src/engine/transitions.js';

@@ -69,6 +69,8 @@ export interface Conversation {
   state: ConversationState;
   calls: RecordedCall[];
   events: AgentEvent[];
+  /** The nodes entered, in order (from the `node.entered` events). */
+  entered: string[];
 }
 
 /**
@@ -93,7 +95,8 @@ export async function converse(
       said.push(result.reply);
       state = result.state;
     }
-    return { said, state: state!, calls, events };
+    const entered = events.flatMap((event) => (event.type === 'node.entered' ? [event.node] : []));
+    return { said, state: state!, calls, events, entered };
   } finally {
     agent.dispose();
   }

@@ -1,7 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStateFile } from '../../src/cli/state-file.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
@@ -81,8 +82,8 @@ function chat(input: string, ...flags: string[]) {
 }
 
 async function savedGraph(): Promise<VersionedGraph> {
-  const state = JSON.parse(await readFile(statePath, 'utf8')) as { graph: unknown };
-  return VersionedGraph.fromJSON(state.graph);
+  const state = await loadStateFile(statePath);
+  return VersionedGraph.fromJSON(state?.graph);
 }
 
 describe('meta-agent chat meta/self-referential.autogram.json --self-referential --state FILE', () => {

@@ -12,6 +12,7 @@ import {
 import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
 import type { HistoryOptions } from '../commands/history.js';
+import { isStateText, replay } from '../state-file.js';
 
 /** Lists the versions of the graph in `path`, or with --diff or --revert compares or writes them. */
 export async function runHistory(path: string, options: HistoryOptions): Promise<void> {
@@ -27,15 +28,18 @@ export async function runHistory(path: string, options: HistoryOptions): Promise
 /** A state file's `graph` snapshot, a bare snapshot, or a graph file at version 0. */
 async function readVersioned(path: string): Promise<VersionedGraph> {
   if (graphFormatOf(path) === 'csv') return new VersionedGraph((await loadGraphFile(path)).file);
-  const json = parseJsonText(await readTextFile(path), path);
-  if (isRecord(json) && 'graph' in json) return VersionedGraph.fromJSON(json.graph, `${path} (graph)`);
-  if (isRecord(json) && json.format === HISTORY_FORMAT) return VersionedGraph.fromJSON(json, path);
-  if (isRecord(json) && 'stack' in json && 'graphName' in json)
+  const text = await readTextFile(path);
+  if (isStateText(text)) {
+    const state = replay(text, path);
+    if (state.graph !== undefined) return VersionedGraph.fromJSON(state.graph, `${path} (graph)`);
     throw new UserError(
       `${path}: this conversation state holds no graph history (its graph was not edited)`,
       1,
       'only self-referential runs save one; run history on the graph file for version 0',
     );
+  }
+  const json = parseJsonText(text, path);
+  if (isRecord(json) && json.format === HISTORY_FORMAT) return VersionedGraph.fromJSON(json, path);
   const { file, warnings } = parseGraphObject(json, path);
   for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
   return new VersionedGraph(file);

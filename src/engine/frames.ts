@@ -1,5 +1,5 @@
 /**
- * Scope rules of the memory stack (paper §2.5.3, §4.2). Reads walk down from the top frame and stop after
+ * The frame stack and its scope rules (paper §2.5.3, §4.2). Reads walk down from the top frame and stop after
  * the first `local_function` frame, which cuts off everything below it. Writes go to the top frame. On
  * return, a `global_function` frame merges its variables, turns and prompts into the caller's frame; a
  * `function` (mixed) or `local_function` frame simply vanishes, so only the returned value survives.
@@ -26,6 +26,18 @@ export function variablesInScope(state: ConversationState): Record<string, unkno
 /** Chat and thought turns in scope, oldest first. */
 export function turnsInScope(state: ConversationState): Turn[] {
   return visibleFrames(state).flatMap((f) => f.turns);
+}
+
+/**
+ * Chat and thought turns in scope, newest first: what a prompt with a history window reads, stopping
+ * when the window is full, so its cost does not grow with the conversation.
+ */
+export function* turnsNewestFirst(state: ConversationState): Generator<Turn> {
+  for (let i = state.stack.length - 1; i >= 0; i--) {
+    const frame = state.stack[i]!;
+    for (let j = frame.turns.length - 1; j >= 0; j--) yield frame.turns[j]!;
+    if (frame.scope === 'local_function') return;
+  }
 }
 
 /** Stores a variable in the top frame. */

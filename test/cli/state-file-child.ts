@@ -1,0 +1,27 @@
+/**
+ * A conversation that never ends, saved with `--state`'s StateFile after every reply: prints the number
+ * of turns saved after each save, until it is killed. Usage: state-file-child.ts STATE_FILE
+ */
+import { loadStateFile, StateFile } from '../../src/cli/state-file.js';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { graphFileSchema } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import { noModels } from '../engine/graphs.js';
+
+const [path] = process.argv.slice(2);
+if (!path) throw new Error('usage: state-file-child.ts STATE_FILE');
+const graph = new StaticGraph(
+  graphFileSchema.parse({
+    name: 'endless',
+    nodes: [{ name: 'talk', action: 'chat_exact', instruction: 'Go on.', transitions: ['talk'] }],
+  }),
+);
+const agent = await Interpreter.create({ graph, models: noModels });
+const file = new StateFile(path);
+let state = await loadStateFile(path);
+for (;;) {
+  const result = await agent.reply('more', state);
+  await file.save(result.state);
+  state = result.state;
+  process.stdout.write(`${state.stack[0]!.turns.length}\n`);
+}
