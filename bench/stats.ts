@@ -24,3 +24,8 @@ export function printTable(
   console.log(format(header));
   for (const row of rows) console.log(format(row));
 }
+
+/** What a row says of its goal. */
+export function verdict(met: boolean): 'met' | 'missed' {
+  return met ? 'met' : 'missed';
+}

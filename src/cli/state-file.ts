@@ -130,8 +130,14 @@ export class StateFile {
   #saved: ConversationState | undefined;
   #compactedBytes = 0;
   #appendedBytes = 0;
+  #written = 0;
 
   constructor(readonly path: string) {}
+
+  /** Bytes this object has written, compactions included. */
+  get bytesWritten(): number {
+    return this.#written;
+  }
 
   /** Saves `state`, which came from the state saved last by running replies on a working copy. */
   async save(state: ConversationState): Promise<void> {
@@ -156,7 +162,9 @@ export class StateFile {
     } finally {
       await handle.close();
     }
-    this.#appendedBytes += Buffer.byteLength(line);
+    const bytes = Buffer.byteLength(line);
+    this.#appendedBytes += bytes;
+    this.#written += bytes;
   }
 
   /** Replaces the journal with one line, the whole state, atomically and durably. */
@@ -184,6 +192,7 @@ export class StateFile {
     await syncFolder(dirname(path));
     this.#compactedBytes = Buffer.byteLength(text);
     this.#appendedBytes = 0;
+    this.#written += this.#compactedBytes;
   }
 }
 
