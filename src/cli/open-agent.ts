@@ -17,7 +17,7 @@ import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
 import { modelsFromOptions } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
-import { checkStateNodes, readStateFile } from './state-file.js';
+import { checkStateFits, loadStateFile } from './state-file.js';
 
 /** Config fields a command line may override for one run (the file is not changed). */
 export type ConfigOverrides = Partial<Pick<GraphConfig, 'agentName' | 'userName' | 'startNode'>>;
@@ -59,14 +59,14 @@ export async function openAgent(
 ): Promise<OpenedAgent> {
   const file = withOverrides((await openGraph(path)).file, setup.overrides ?? {});
   const { statePath } = setup;
-  const saved = statePath === undefined ? undefined : await readStateFile(statePath, file);
+  const saved = statePath === undefined ? undefined : await loadStateFile(statePath);
   // A conversation whose agent edited its graph stays in the mode, so its edits keep being saved.
   const selfReferential = setup.selfReferential || saved?.graph !== undefined;
   const graph = conversationGraph(file, saved, {
     ...(selfReferential ? { selfReferential } : {}),
     ...(statePath !== undefined ? { source: statePath } : {}),
   });
-  if (saved && statePath !== undefined) checkStateNodes(saved, graph, statePath);
+  if (saved && statePath !== undefined) checkStateFits(saved, file, graph, statePath);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
   const models = meter.meter(await resolveModels(options, file));

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { applyDelta, stateDelta } from '../engine/state-delta.js';
-import { parseState, type ConversationState } from '../engine/state.js';
+import { parseState, stateMismatch, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
 import type { GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
@@ -26,22 +26,24 @@ const STATE_FORMAT_FAMILY = 'meta-agent/state@';
 const MIN_COMPACTION_BYTES = 64 * 1024;
 
 /**
- * Reads the state saved in `path` for a conversation on the graph `file`; undefined when there is no
- * such file yet (the conversation starts fresh). A file that is not a state, or belongs to another
- * graph, is refused with a UserError (exit 2) saying what to do.
+ * Refuses a state that cannot go on with the graph of `file` (see stateMismatch): `graph` is what the
+ * conversation runs on, which for a self-edited one was restored from the state itself, so the file's
+ * name is what the state must match.
  */
-export async function readStateFile(path: string, file: GraphFile): Promise<ConversationState | undefined> {
-  const state = await loadStateFile(path);
-  if (state !== undefined && state.graphName !== file.name)
-    throw new UserError(
-      `${path} holds a conversation with the graph "${state.graphName}", not "${file.name}"`,
-      2,
-      startOver(path),
-    );
-  return state;
+export function checkStateFits(
+  state: ConversationState,
+  file: GraphFile,
+  graph: GraphView,
+  path: string,
+): void {
+  const problem = stateMismatch(state, { name: file.name, get: (name) => graph.get(name) });
+  if (problem !== undefined) throw new UserError(`${path} ${problem}`, 2, startOver(path));
 }
 
-/** The state a state file ends at, whatever its graph; undefined when there is no such file. */
+/**
+ * The state a state file ends at, whatever its graph; undefined when there is no such file yet (the
+ * conversation starts fresh). A file that is not a state is refused with a UserError (exit 2).
+ */
 export async function loadStateFile(path: string): Promise<ConversationState | undefined> {
   let text: string;
   try {
@@ -104,24 +106,6 @@ function damaged(path: string, line: number, detail: string): UserError {
     2,
     startOver(path),
   );
-}
-
-/**
- * Refuses a state standing at nodes `graph` does not have: the file was edited since the state was
- * saved. (A self-edited graph is restored from the state itself, so the agent's own nodes are there.)
- */
-export function checkStateNodes(state: ConversationState, graph: GraphView, path: string): void {
-  const needed = [
-    ...(state.current === undefined ? [] : [state.current]),
-    ...state.stack.flatMap((frame) => (frame.caller === undefined ? [] : [frame.caller])),
-  ];
-  const missing = needed.find((name) => !graph.get(name));
-  if (missing !== undefined)
-    throw new UserError(
-      `${path} stands at node "${missing}", which the graph "${graph.name}" does not have (was the graph edited since?)`,
-      2,
-      startOver(path),
-    );
 }
 
 /** Saves the states of one conversation to `path`, one after another (see the top of this file). */

@@ -12,7 +12,7 @@
 export {
   Interpreter,
   NodeError,
-  DEFAULT_LIMITS,
+  DEFAULT_INTERPRETER_LIMITS,
   type InterpreterLimits,
   type InterpreterOptions,
   type ReplyResult,

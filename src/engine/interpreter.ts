@@ -1,43 +1,31 @@
 /**
- * The AutoGRAMS interpreter: one loop, shared by `reply` (a conversation: runs until a chat node speaks)
- * and `applyFn` (a function call from the host: runs until the function returns). Decisions come from the
- * pure modules (transitions.ts, prompt.ts); this file performs the effects (model calls, sandbox) and
- * emits events. Every step reads the graph through its GraphView, so edits made between steps by a
- * self-referential run take effect at once.
+ * The AutoGRAMS interpreter: what a host holds to talk to an agent. `reply` (a conversation: runs until a
+ * chat node speaks) and `applyFn` (a function call from the host: runs until the function returns) both
+ * hand a working state to the one loop (run-loop.ts). This file owns what lives longer than one run: the
+ * sandbox and what is lent to it, self-referential mode, and the runs in progress.
  *
  * A call never changes the state it is given: it works on a copy (see workingCopy) and returns that, so a
  * caller that saves states after each reply can retry or carry on from the last good one when a reply
  * fails.
  */
 import { UserError } from '../errors.js';
-import { EventBus, type TransitionKind } from '../events.js';
-import type { CompiledNode } from '../graph/parse.js';
+import { EventBus } from '../events.js';
 import { startNodeOf } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
-import { ACTION_HANDLERS, type ActionContext } from './actions.js';
-import { popFrame, pushFrame, setVariable, variablesInScope } from './frames.js';
-import { askClassifier, generateReply } from './model-calls.js';
-import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
-import { newState, topFrame, workingCopy, type ConversationState } from './state.js';
+import { pushFrame } from './frames.js';
 import {
-  isChatNode,
-  planInterjection,
-  planTransition,
-  resolveTarget,
-  type ChoiceQuestion,
-} from './transitions.js';
+  DEFAULT_INTERPRETER_LIMITS,
+  runLoop,
+  type InterpreterLimits,
+  type Next,
+  type RunResources,
+} from './run-loop.js';
+import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
+import { newState, standingNodes, stateMismatch, workingCopy, type ConversationState } from './state.js';
 
-/** Guards against runaway graphs. */
-export interface InterpreterLimits {
-  /** Nodes run per `reply` or `applyFn` before the run is stopped as a probable endless loop. */
-  maxSteps: number;
-  /** Function calls nested at once. */
-  maxDepth: number;
-}
-
-export const DEFAULT_LIMITS: InterpreterLimits = { maxSteps: 10_000, maxDepth: 200 };
+export { DEFAULT_INTERPRETER_LIMITS, type InterpreterLimits };
 
 /** Host functions lent to code nodes under one name: `name.fn(…)` inside. */
 export interface HostNamespace {
@@ -92,15 +80,6 @@ export class NodeError extends UserError {
   }
 }
 
-/** Where the loop goes next: run a node, or take a node's transitions. */
-type Next = { run: string } | { leave: string };
-
-/** A classifier question asked on the way out of a node, and the index of the answer it gave. */
-type Asked = { question: ChoiceQuestion; index: number };
-
-/** How a run of the loop ended. */
-type Outcome = { kind: 'reply'; text: string } | { kind: 'quit' } | { kind: 'returned'; value: unknown };
-
 export class Interpreter {
   readonly graph: GraphView;
   readonly models: ModelSet;
@@ -120,7 +99,7 @@ export class Interpreter {
     this.graph = editable ?? options.graph;
     this.models = options.models;
     this.events = options.events ?? new EventBus();
-    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.limits = { ...DEFAULT_INTERPRETER_LIMITS, ...options.limits };
     this.#sandbox = sandbox;
     if (editable)
       this.#self = new SelfMode({
@@ -165,7 +144,7 @@ export class Interpreter {
       first = { run: this.#startNode() };
       this.events.emit({ type: 'transition', from: '', to: first.run, kind: 'start' });
     } else first = { leave: work.current };
-    const outcome = await this.#guarded(work, () => this.#loop(work, first, 'reply'));
+    const outcome = await this.#guarded(work, () => runLoop(this.#resources(), work, first, 'reply'));
     if (outcome.kind === 'reply') return { reply: outcome.text, state: work, ended: false };
     work.ended = true;
     return { reply: '', state: work, ended: true };
@@ -190,7 +169,9 @@ export class Interpreter {
       defaults: this.#defaultPrompts(),
     });
     const resumeAt = work.current;
-    const outcome = await this.#guarded(work, () => this.#loop(work, { run: callee.name }, 'fn'));
+    const outcome = await this.#guarded(work, () =>
+      runLoop(this.#resources(), work, { run: callee.name }, 'fn'),
+    );
     if (outcome.kind !== 'returned')
       throw new UserError(
         `${callee.name} ended with quit at node "${work.current}" instead of returning a value`,
@@ -207,11 +188,7 @@ export class Interpreter {
    */
   protectedNodes(state?: ConversationState): string[] {
     const states = state ? [state] : [...this.#running];
-    const names = states.flatMap((s) => [
-      ...s.stack.flatMap((frame) => (frame.caller === undefined ? [] : [frame.caller])),
-      ...(s.current === undefined ? [] : [s.current]),
-    ]);
-    return [...new Set(names)];
+    return [...new Set(states.flatMap(standingNodes))];
   }
 
   /** Releases the sandbox and stops reporting self-referential edits. */
@@ -223,13 +200,15 @@ export class Interpreter {
   /** A copy of `state` to work on (the caller's stays as it was), or a fresh state. */
   #working(state: ConversationState | undefined): ConversationState {
     if (!state) return this.newState();
-    if (state.graphName !== this.graph.name)
-      throw new UserError(
-        `the saved conversation belongs to the graph "${state.graphName}", not "${this.graph.name}"`,
-        2,
-        'continue it with the graph it was started with',
-      );
+    const problem = stateMismatch(state, this.graph);
+    if (problem !== undefined)
+      throw new UserError(`the state ${problem}`, 2, 'continue it with the graph it was started with');
     return workingCopy(state);
+  }
+
+  #resources(): RunResources {
+    const { graph, models, events, limits } = this;
+    return { graph, models, events, limits, sandbox: this.#sandbox };
   }
 
   #started(): void {
@@ -271,221 +250,6 @@ export class Interpreter {
       this.#running.delete(work);
     }
   }
-
-  /** The loop: run a node, take its transitions, repeat, until a reply, a quit or the host's function returns. */
-  async #loop(work: ConversationState, first: Next, mode: 'reply' | 'fn'): Promise<Outcome> {
-    let next = first;
-    for (let steps = 0; ;) {
-      if ('leave' in next) {
-        const taken = await this.#leave(work, next.leave);
-        if ('kind' in taken) return taken;
-        next = taken;
-      }
-      if (++steps > this.limits.maxSteps)
-        throw new UserError(
-          `stopped after ${this.limits.maxSteps} steps without ${mode === 'reply' ? 'a reply' : 'a return'}; the graph seems to loop (next node: "${next.run}")`,
-          1,
-          'make the loop reach a chat node, a return or quit; or raise the step limit if the graph is meant to run this long',
-        );
-      const { node, previousEntry } = this.#enter(work, next.run);
-      const result = await ACTION_HANDLERS[node.action](this.#context(work, node, previousEntry));
-      if (result.call !== undefined) {
-        if (work.stack.length > this.limits.maxDepth)
-          throw new UserError(
-            `function calls are nested more than ${this.limits.maxDepth} deep`,
-            1,
-            'check the recursion ends',
-          );
-        this.events.emit({ type: 'transition', from: node.name, to: result.call, kind: 'function-call' });
-        next = { run: result.call };
-        continue;
-      }
-      if (node.assignTo !== undefined && !result.keepsVariable)
-        this.#set(work, node.name, node.assignTo, result.output);
-      topFrame(work).lastOutput = result.output;
-      if (result.reply !== undefined) {
-        if (mode === 'fn')
-          throw new UserError(
-            'a chat node ran inside a function called from outside the conversation; nobody can answer it',
-          );
-        this.events.emit({ type: 'reply', node: node.name, text: result.reply });
-        return { kind: 'reply', text: result.reply };
-      }
-      next = { leave: node.name };
-    }
-  }
-
-  /** Enters a node: counts the visit, and tells when the node was entered before. */
-  #enter(work: ConversationState, name: string): { node: CompiledNode; previousEntry?: number } {
-    const node = this.#node(name);
-    const previousEntry = work.lastEntered[name];
-    work.current = name;
-    work.graphVersion = this.graph.version;
-    work.visits[name] = (work.visits[name] ?? 0) + 1;
-    work.lastEntered[name] = ++work.steps;
-    const depth = work.stack.length - 1;
-    this.events.emit({ type: 'node.entered', node: name, action: node.action, depth });
-    return previousEntry === undefined ? { node } : { node, previousEntry };
-  }
-
-  /**
-   * Takes the transitions of the node just run: the interjection question after a chat node, then the
-   * node's own transitions. A return pops the frame and takes the calling node's transitions in turn.
-   */
-  async #leave(work: ConversationState, name: string): Promise<{ run: string } | Outcome> {
-    let from = this.#node(name);
-    for (;;) {
-      if (isChatNode(from)) {
-        const interjection = planInterjection(this.graph, work);
-        if (interjection) {
-          const index = await askClassifier(
-            this.models.classifier,
-            from,
-            interjection.question,
-            'interjection',
-          );
-          const target = interjection.targets[index];
-          if (target !== undefined) {
-            this.#transition(from, target, 'interjection', { question: interjection.question, index });
-            return { run: target };
-          }
-        }
-      }
-      const plan = planTransition(this.graph, from, work);
-      let target: string;
-      let asked: Asked | undefined;
-      if (plan.kind === 'fixed') target = plan.target;
-      else {
-        const index = await askClassifier(this.models.classifier, from, plan.question, 'transition');
-        target = plan.targets[index]!;
-        asked = { question: plan.question, index };
-      }
-      const kindOf = (fallback: TransitionKind): TransitionKind =>
-        asked ? 'choice' : target.trim().startsWith('$') ? 'variable' : fallback;
-      const resolution = resolveTarget(this.graph, work, from, target);
-      switch (resolution.kind) {
-        case 'node':
-          this.#transition(from, resolution.name, kindOf('single'), asked);
-          return { run: resolution.name };
-        case 'branches': {
-          const chosen = await this.#branch(work, from, resolution.members);
-          this.#transition(from, chosen, kindOf('wildcard'), asked);
-          return { run: chosen };
-        }
-        case 'scored':
-          this.#transition(from, resolution.name, kindOf('wildcard'), asked);
-          return { run: resolution.name };
-        case 'quit':
-          this.#transition(from, 'quit', 'quit', asked);
-          return { kind: 'quit' };
-        case 'return': {
-          const frame = topFrame(work);
-          const value =
-            resolution.expression === undefined
-              ? frame.lastOutput
-              : await this.#evaluate(work, from, resolution.expression);
-          if (work.stack.length < 2)
-            throw new UserError(
-              `node "${from.name}" returns, but no function is running`,
-              1,
-              'use quit to end the conversation',
-            );
-          const popped = popFrame(work);
-          this.#transition(from, popped.caller ?? '(caller)', 'return', asked);
-          if (popped.caller === undefined) return { kind: 'returned', value };
-          if (popped.assignTo !== undefined) this.#set(work, popped.caller, popped.assignTo, value);
-          topFrame(work).lastOutput = value;
-          work.current = popped.caller;
-          from = this.#node(popped.caller);
-        }
-      }
-    }
-  }
-
-  #node(name: string): CompiledNode {
-    const node = this.graph.get(name);
-    if (!node) throw new UserError(`node "${name}" is not in the graph (was it removed?)`);
-    return node;
-  }
-
-  #transition(from: CompiledNode, to: string, kind: TransitionKind, asked?: Asked): void {
-    if (asked === undefined) {
-      this.events.emit({ type: 'transition', from: from.name, to, kind });
-      return;
-    }
-    const { question, index } = asked;
-    this.events.emit({
-      type: 'transition',
-      from: from.name,
-      to,
-      kind,
-      question: question.question,
-      choices: question.choices,
-      answer: question.choices[index] ?? '',
-    });
-  }
-
-  /** The first wildcard member whose condition holds; the last member is the else and is not evaluated. */
-  async #branch(
-    work: ConversationState,
-    from: CompiledNode,
-    members: { name: string; condition?: string }[],
-  ) {
-    for (const member of members.slice(0, -1)) {
-      if (member.condition === undefined)
-        throw new UserError(
-          `node "${member.name}" needs a boolean condition: it is not the last of its wildcard group`,
-        );
-      if (await this.#evaluate(work, from, member.condition, member.name)) return member.name;
-    }
-    return members[members.length - 1]!.name;
-  }
-
-  async #evaluate(work: ConversationState, node: CompiledNode, expression: string, label = node.name) {
-    return this.#sandbox.evaluate(expression, variablesInScope(work), { node: label });
-  }
-
-  /** What a code node printed, line by line, on the event stream. */
-  #printed(node: string, logs: readonly string[]): void {
-    for (const text of logs) this.events.emit({ type: 'code.log', node, text });
-  }
-
-  #set(work: ConversationState, node: string, name: string, value: unknown): void {
-    setVariable(work, name, value);
-    this.events.emit({ type: 'variable.set', name, value, node });
-  }
-
-  /** The effects a node's action may use. */
-  #context(work: ConversationState, node: CompiledNode, previousEntry?: number): ActionContext {
-    return {
-      graph: this.graph,
-      node,
-      state: work,
-      ...(previousEntry !== undefined && { previousEntry }),
-      generate: (instruction) => generateReply(this.models.chatbot, this.graph, node, work, instruction),
-      evaluate: (expression) => this.#evaluate(work, node, expression),
-      runCode: async (code) => {
-        const before = variablesInScope(work);
-        const result = await this.#sandbox
-          .runCode(code, before, { node: node.name })
-          .catch((error: unknown) => {
-            if (error instanceof SandboxError) this.#printed(node.name, error.logs);
-            throw error;
-          });
-        this.#printed(node.name, result.logs);
-        for (const [name, value] of Object.entries(result.scope)) {
-          if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
-            this.#set(work, node.name, name, value);
-        }
-        return result.value;
-      },
-    };
-  }
-}
-
-/** Values compared as JSON: the sandbox hands back copies, so identity says nothing. */
-function sameValue(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 function callableHint(graph: GraphView): string {

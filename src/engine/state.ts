@@ -196,6 +196,29 @@ export function parseState(json: unknown, source = 'state'): ConversationState {
   return result.data as ConversationState;
 }
 
+/** The nodes a state stands at: the node run last and every function node waiting for a return. */
+export function standingNodes(state: ConversationState): string[] {
+  const callers = state.stack.flatMap((frame) => (frame.caller === undefined ? [] : [frame.caller]));
+  return state.current === undefined ? callers : [...callers, state.current];
+}
+
+/**
+ * Why `state` cannot go on with `graph`, worded to follow the state's name ("chat.state holds …"), or
+ * undefined when it can: it is a conversation with another graph, or it stands at nodes the graph does
+ * not have (the file was edited since).
+ */
+export function stateMismatch(
+  state: ConversationState,
+  graph: Pick<GraphView, 'name' | 'get'>,
+): string | undefined {
+  if (state.graphName !== graph.name)
+    return `holds a conversation with the graph "${state.graphName}", not "${graph.name}"`;
+  const missing = standingNodes(state).find((name) => !graph.get(name));
+  if (missing !== undefined)
+    return `stands at node "${missing}", which the graph "${graph.name}" does not have (was the graph edited since?)`;
+  return undefined;
+}
+
 /** The frame on top of the stack: where the running node's variables and turns go. */
 export function topFrame(state: ConversationState): Frame {
   return state.stack[state.stack.length - 1]!;

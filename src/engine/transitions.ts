@@ -7,7 +7,7 @@
  */
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
-import { isChatAction, parseTransition, type CompiledNode } from '../graph/parse.js';
+import { isChatAction, parseTransition, type CompiledNode, type TransitionTarget } from '../graph/parse.js';
 import { visitMembers, wildcardMembers } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import { variablesInScope } from './frames.js';
@@ -32,14 +32,13 @@ export interface ChoiceQuestion {
 
 /**
  * How a node's transitions are taken: straight to its only transition, or by asking the classifier, whose
- * answer i picks `targets[i]`.
+ * answer i picks the transition `order[i]`.
  */
 export type TransitionPlan =
-  | { kind: 'fixed'; target: string }
+  | { kind: 'fixed'; index: 0 }
   | {
       kind: 'ask';
       question: ChoiceQuestion;
-      targets: string[];
       /** `order[i]` is the index in the node's transitions of choice i (the choices may be reordered). */
       order: number[];
     };
@@ -84,7 +83,7 @@ export function planTransition(
       1,
       'add a transition (a node name, `return` or `quit`)',
     );
-  if (targets.length === 1) return { kind: 'fixed', target: targets[0]! };
+  if (targets.length === 1) return { kind: 'fixed', index: 0 };
 
   const variables = variablesInScope(state);
   const render = (text: string, field: string): string =>
@@ -106,7 +105,6 @@ export function planTransition(
   }
   return {
     kind: 'ask',
-    targets: order.map((i) => targets[i]!),
     order,
     question: {
       question,
@@ -153,6 +151,22 @@ export function planInterjection(
 }
 
 /**
+ * Where the transition `index` of node `from` leads: its target as parsed when the graph was loaded,
+ * unless it embeds `$var`s, whose values are only known now.
+ */
+export function resolveTransition(
+  graph: GraphView,
+  state: ConversationState,
+  from: CompiledNode,
+  index: number,
+): Resolution {
+  const text = from.transitions[index]!;
+  return text.includes('$')
+    ? resolveTarget(graph, state, from, text)
+    : resolveParsed(graph, state, from, text, from.targets[index]!);
+}
+
+/**
  * Where the transition string `target`, taken from node `from`, leads. `$var`s are embedded first; a
  * whole-string `$var` holds a transition string of its own, which is parsed in turn.
  */
@@ -166,7 +180,17 @@ export function resolveTarget(
   if (text.includes('$')) {
     text = renderTemplate(text, variablesInScope(state), { node: from.name, field: 'transition' }).trim();
   }
-  const parsed = parseTransition(text);
+  return resolveParsed(graph, state, from, target, parseTransition(text), text);
+}
+
+function resolveParsed(
+  graph: GraphView,
+  state: ConversationState,
+  from: CompiledNode,
+  target: string,
+  parsed: TransitionTarget,
+  text = target,
+): Resolution {
   const has = (name: string): boolean => graph.get(name) !== undefined;
   switch (parsed.kind) {
     case 'quit':

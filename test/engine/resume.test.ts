@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { loadState, newState, saveState } from '../../src/engine/state.js';
-import { fixture, noModels } from './graphs.js';
+import { fixture, noModels } from '../support/agents.js';
 
 const run = promisify(execFile);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -83,7 +83,7 @@ describe('a saved conversation and its graph', () => {
     const agent = await Interpreter.create({ graph: fixture('fibonacci'), models: noModels });
     try {
       await expect(agent.reply('hi', newState(fixture('tally')))).rejects.toThrow(
-        'the saved conversation belongs to the graph "tally", not "fibonacci"',
+        'the state holds a conversation with the graph "tally", not "fibonacci"',
       );
     } finally {
       agent.dispose();

@@ -1,0 +1,298 @@
+/**
+ * One reply or host function call in progress: the loop that runs a node, takes its transitions and
+ * repeats, until a chat node replies, a quit is taken or the host's function returns. This is where the
+ * effects happen (model calls, the sandbox, events, changes to the working state); what to do at each
+ * point is decided by pure functions (transitions.ts, prompt.ts, frames.ts), as LangGraph.js keeps its
+ * `algo` apart from its loop. Every step reads the graph through its GraphView, so edits made between
+ * steps by a self-referential run take effect at once.
+ */
+import { UserError } from '../errors.js';
+import type { EventBus, TransitionKind } from '../events.js';
+import type { CompiledNode } from '../graph/parse.js';
+import type { GraphView } from '../graph/view.js';
+import type { ModelSet } from '../llm/types.js';
+import { SandboxError, type Sandbox } from '../sandbox/index.js';
+import { ACTION_HANDLERS, type ActionContext } from './actions.js';
+import { popFrame, setVariable, variablesInScope } from './frames.js';
+import { askClassifier, generateReply } from './model-calls.js';
+import { topFrame, type ConversationState } from './state.js';
+import {
+  isChatNode,
+  planInterjection,
+  planTransition,
+  resolveTransition,
+  type ChoiceQuestion,
+} from './transitions.js';
+
+/** Guards against runaway graphs. */
+export interface InterpreterLimits {
+  /** Nodes run per `reply` or `applyFn` before the run is stopped as a probable endless loop. */
+  maxSteps: number;
+  /** Function calls nested at once. */
+  maxDepth: number;
+}
+
+export const DEFAULT_INTERPRETER_LIMITS: InterpreterLimits = { maxSteps: 10_000, maxDepth: 200 };
+
+/** What a run uses, lent by its interpreter. */
+export interface RunResources {
+  graph: GraphView;
+  models: ModelSet;
+  events: EventBus;
+  sandbox: Sandbox;
+  limits: InterpreterLimits;
+}
+
+/** Where the loop goes next: run a node, or take a node's transitions. */
+export type Next = { run: string } | { leave: string };
+
+/** How a run of the loop ended. */
+export type Outcome =
+  { kind: 'reply'; text: string } | { kind: 'quit' } | { kind: 'returned'; value: unknown };
+
+/** A classifier question asked on the way out of a node, and the index of the answer it gave. */
+type Asked = { question: ChoiceQuestion; index: number };
+
+/** Runs the loop on `work` (changing it) from `first`: until a reply (`reply` mode) or a return (`fn`). */
+export function runLoop(
+  resources: RunResources,
+  work: ConversationState,
+  first: Next,
+  mode: 'reply' | 'fn',
+): Promise<Outcome> {
+  return new Run(resources, work).loop(first, mode);
+}
+
+class Run {
+  readonly #graph: GraphView;
+  readonly #models: ModelSet;
+  readonly #events: EventBus;
+  readonly #sandbox: Sandbox;
+  readonly #limits: InterpreterLimits;
+
+  constructor(
+    { graph, models, events, sandbox, limits }: RunResources,
+    readonly work: ConversationState,
+  ) {
+    this.#graph = graph;
+    this.#models = models;
+    this.#events = events;
+    this.#sandbox = sandbox;
+    this.#limits = limits;
+  }
+
+  /** The loop: run a node, take its transitions, repeat, until a reply, a quit or the host's function returns. */
+  async loop(first: Next, mode: 'reply' | 'fn'): Promise<Outcome> {
+    const work = this.work;
+    let next = first;
+    for (let steps = 0; ;) {
+      if ('leave' in next) {
+        const taken = await this.#leave(work, next.leave);
+        if ('kind' in taken) return taken;
+        next = taken;
+      }
+      if (++steps > this.#limits.maxSteps)
+        throw new UserError(
+          `stopped after ${this.#limits.maxSteps} steps without ${mode === 'reply' ? 'a reply' : 'a return'}; the graph seems to loop (next node: "${next.run}")`,
+          1,
+          'make the loop reach a chat node, a return or quit; or raise the step limit if the graph is meant to run this long',
+        );
+      const { node, previousEntry } = this.#enter(work, next.run);
+      const result = await ACTION_HANDLERS[node.action](this.#context(work, node, previousEntry));
+      if (result.call !== undefined) {
+        if (work.stack.length > this.#limits.maxDepth)
+          throw new UserError(
+            `function calls are nested more than ${this.#limits.maxDepth} deep`,
+            1,
+            'check the recursion ends',
+          );
+        this.#events.emit({ type: 'transition', from: node.name, to: result.call, kind: 'function-call' });
+        next = { run: result.call };
+        continue;
+      }
+      if (node.assignTo !== undefined && !result.keepsVariable)
+        this.#set(work, node.name, node.assignTo, result.output);
+      topFrame(work).lastOutput = result.output;
+      if (result.reply !== undefined) {
+        if (mode === 'fn')
+          throw new UserError(
+            'a chat node ran inside a function called from outside the conversation; nobody can answer it',
+          );
+        this.#events.emit({ type: 'reply', node: node.name, text: result.reply });
+        return { kind: 'reply', text: result.reply };
+      }
+      next = { leave: node.name };
+    }
+  }
+
+  /** Enters a node: counts the visit, and tells when the node was entered before. */
+  #enter(work: ConversationState, name: string): { node: CompiledNode; previousEntry?: number } {
+    const node = this.#node(name);
+    const previousEntry = work.lastEntered[name];
+    work.current = name;
+    work.graphVersion = this.#graph.version;
+    work.visits[name] = (work.visits[name] ?? 0) + 1;
+    work.lastEntered[name] = ++work.steps;
+    const depth = work.stack.length - 1;
+    this.#events.emit({ type: 'node.entered', node: name, action: node.action, depth });
+    return previousEntry === undefined ? { node } : { node, previousEntry };
+  }
+
+  /**
+   * Takes the transitions of the node just run: the interjection question after a chat node, then the
+   * node's own transitions. A return pops the frame and takes the calling node's transitions in turn.
+   */
+  async #leave(work: ConversationState, name: string): Promise<{ run: string } | Outcome> {
+    let from = this.#node(name);
+    for (;;) {
+      if (isChatNode(from)) {
+        const interjection = planInterjection(this.#graph, work);
+        if (interjection) {
+          const index = await askClassifier(
+            this.#models.classifier,
+            from,
+            interjection.question,
+            'interjection',
+          );
+          const target = interjection.targets[index];
+          if (target !== undefined) {
+            this.#transition(from, target, 'interjection', { question: interjection.question, index });
+            return { run: target };
+          }
+        }
+      }
+      const plan = planTransition(this.#graph, from, work);
+      let index = 0;
+      let asked: Asked | undefined;
+      if (plan.kind === 'ask') {
+        const answer = await askClassifier(this.#models.classifier, from, plan.question, 'transition');
+        index = plan.order[answer]!;
+        asked = { question: plan.question, index: answer };
+      }
+      const kindOf = (fallback: TransitionKind): TransitionKind =>
+        asked ? 'choice' : from.targets[index]!.kind === 'variable' ? 'variable' : fallback;
+      const resolution = resolveTransition(this.#graph, work, from, index);
+      switch (resolution.kind) {
+        case 'node':
+          this.#transition(from, resolution.name, kindOf('single'), asked);
+          return { run: resolution.name };
+        case 'branches': {
+          const chosen = await this.#branch(work, from, resolution.members);
+          this.#transition(from, chosen, kindOf('wildcard'), asked);
+          return { run: chosen };
+        }
+        case 'scored':
+          this.#transition(from, resolution.name, kindOf('wildcard'), asked);
+          return { run: resolution.name };
+        case 'quit':
+          this.#transition(from, 'quit', 'quit', asked);
+          return { kind: 'quit' };
+        case 'return': {
+          const frame = topFrame(work);
+          const value =
+            resolution.expression === undefined
+              ? frame.lastOutput
+              : await this.#evaluate(work, from, resolution.expression);
+          if (work.stack.length < 2)
+            throw new UserError(
+              `node "${from.name}" returns, but no function is running`,
+              1,
+              'use quit to end the conversation',
+            );
+          const popped = popFrame(work);
+          this.#transition(from, popped.caller ?? '(caller)', 'return', asked);
+          if (popped.caller === undefined) return { kind: 'returned', value };
+          if (popped.assignTo !== undefined) this.#set(work, popped.caller, popped.assignTo, value);
+          topFrame(work).lastOutput = value;
+          work.current = popped.caller;
+          from = this.#node(popped.caller);
+        }
+      }
+    }
+  }
+
+  #node(name: string): CompiledNode {
+    const node = this.#graph.get(name);
+    if (!node) throw new UserError(`node "${name}" is not in the graph (was it removed?)`);
+    return node;
+  }
+
+  #transition(from: CompiledNode, to: string, kind: TransitionKind, asked?: Asked): void {
+    if (asked === undefined) {
+      this.#events.emit({ type: 'transition', from: from.name, to, kind });
+      return;
+    }
+    const { question, index } = asked;
+    this.#events.emit({
+      type: 'transition',
+      from: from.name,
+      to,
+      kind,
+      question: question.question,
+      choices: question.choices,
+      answer: question.choices[index] ?? '',
+    });
+  }
+
+  /** The first wildcard member whose condition holds; the last member is the else and is not evaluated. */
+  async #branch(
+    work: ConversationState,
+    from: CompiledNode,
+    members: { name: string; condition?: string }[],
+  ) {
+    for (const member of members.slice(0, -1)) {
+      if (member.condition === undefined)
+        throw new UserError(
+          `node "${member.name}" needs a boolean condition: it is not the last of its wildcard group`,
+        );
+      if (await this.#evaluate(work, from, member.condition, member.name)) return member.name;
+    }
+    return members[members.length - 1]!.name;
+  }
+
+  async #evaluate(work: ConversationState, node: CompiledNode, expression: string, label = node.name) {
+    return this.#sandbox.evaluate(expression, variablesInScope(work), { node: label });
+  }
+
+  /** What a code node printed, line by line, on the event stream. */
+  #printed(node: string, logs: readonly string[]): void {
+    for (const text of logs) this.#events.emit({ type: 'code.log', node, text });
+  }
+
+  #set(work: ConversationState, node: string, name: string, value: unknown): void {
+    setVariable(work, name, value);
+    this.#events.emit({ type: 'variable.set', name, value, node });
+  }
+
+  /** The effects a node's action may use. */
+  #context(work: ConversationState, node: CompiledNode, previousEntry?: number): ActionContext {
+    return {
+      graph: this.#graph,
+      node,
+      state: work,
+      ...(previousEntry !== undefined && { previousEntry }),
+      generate: (instruction) => generateReply(this.#models.chatbot, this.#graph, node, work, instruction),
+      evaluate: (expression) => this.#evaluate(work, node, expression),
+      runCode: async (code) => {
+        const before = variablesInScope(work);
+        const result = await this.#sandbox
+          .runCode(code, before, { node: node.name })
+          .catch((error: unknown) => {
+            if (error instanceof SandboxError) this.#printed(node.name, error.logs);
+            throw error;
+          });
+        this.#printed(node.name, result.logs);
+        for (const [name, value] of Object.entries(result.scope)) {
+          if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
+            this.#set(work, node.name, name, value);
+        }
+        return result.value;
+      },
+    };
+  }
+}
+
+/** Values compared as JSON: the sandbox hands back copies, so identity says nothing. */
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
