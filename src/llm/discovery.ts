@@ -3,9 +3,10 @@
  * probe of the ports local servers use by default, so meta-agent works with nothing configured when
  * Ollama or LM Studio is running.
  */
-import OpenAI from 'openai';
+import { connect } from 'node:net';
 import { malformedResponse, toModelError } from './errors.js';
 import { PLACEHOLDER_API_KEY } from './openai.js';
+import { loadOpenAISdk } from './openai-sdk.js';
 
 /** Where local servers listen by default, in the order they are tried. */
 export const DEFAULT_PROBE_URLS: readonly string[] = [
@@ -24,7 +25,8 @@ export interface ListModelsOptions {
 /** The model ids the server at `baseUrl` lists; failures are ModelErrors (no retries). */
 export async function listModels(baseUrl: string, options: ListModelsOptions = {}): Promise<string[]> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const client = new OpenAI({
+  const { default: Client } = await loadOpenAISdk();
+  const client = new Client({
     baseURL: baseUrl,
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     timeout: timeoutMs,
@@ -61,12 +63,53 @@ export function probeUrls(env: NodeJS.ProcessEnv): string[] {
 /** The first of `urls` (in order) whose server lists its models; all are asked at once. */
 export async function probeLocalServers(urls: readonly string[]): Promise<ProbedServer | undefined> {
   const answers = await Promise.all(
-    urls.map((baseUrl) =>
-      listModels(baseUrl, { timeoutMs: PROBE_TIMEOUT_MS }).then(
-        (models) => ({ baseUrl, models }),
-        () => undefined,
-      ),
-    ),
+    urls.map(async (baseUrl) => {
+      const models = await probe(baseUrl);
+      return models && { baseUrl, models };
+    }),
   );
   return answers.find((answer) => answer !== undefined);
+}
+
+/**
+ * The models the server at `baseUrl` lists, or undefined when it does not answer in time with a list.
+ * A plain request, not the SDK's, and only once something listens there: most often nothing does, and
+ * a command whose graph calls no model should not load the SDK, nor even fetch (tens of milliseconds
+ * the first time), only to find that out.
+ */
+async function probe(baseUrl: string): Promise<string[] | undefined> {
+  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  try {
+    const url = new URL(baseUrl);
+    if (!(await listening(url, signal))) return undefined;
+    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
+      headers: { authorization: `Bearer ${PLACEHOLDER_API_KEY}` },
+      signal,
+    });
+    if (!response.ok) return undefined;
+    const page = (await response.json()) as { data?: unknown } | null;
+    const ids = Array.isArray(page?.data)
+      ? page.data.map((model) => (model as { id?: unknown } | null)?.id)
+      : undefined;
+    return ids?.every((id): id is string => typeof id === 'string') ? ids : undefined;
+  } catch {
+    // Not answering, refusing, timing out or sending something else all mean: no server here.
+    return undefined;
+  }
+}
+
+/** Whether something accepts a connection at the URL's host and port before `signal` aborts. */
+function listening(url: URL, signal: AbortSignal): Promise<boolean> {
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  return new Promise((resolve) => {
+    const socket = connect({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port });
+    const settle = (accepted: boolean) => {
+      socket.destroy();
+      signal.removeEventListener('abort', refuse);
+      resolve(accepted);
+    };
+    const refuse = () => settle(false);
+    signal.addEventListener('abort', refuse, { once: true });
+    socket.once('connect', () => settle(true)).once('error', refuse);
+  });
 }

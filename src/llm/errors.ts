@@ -3,18 +3,9 @@
  * error so the layers above can react (structured output falls back to a plainer response format on a
  * rejected request) without parsing messages.
  */
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-  AuthenticationError,
-  BadRequestError,
-  NotFoundError,
-  PermissionDeniedError,
-  RateLimitError,
-} from 'openai';
+import type { APIConnectionError, APIError } from 'openai';
 import { UserError } from '../errors.js';
+import { loadedOpenAISdk, type OpenAISdk } from './openai-sdk.js';
 
 export type ModelErrorKind =
   | 'auth'
@@ -53,7 +44,38 @@ const CONNECTION_REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'E
  * returned unchanged: they are not the server's fault and must keep their identity.
  */
 export function toModelError(error: unknown, context: ModelCallContext): unknown {
-  if (error instanceof ModelError || error instanceof APIUserAbortError) return error;
+  if (error instanceof ModelError) return error;
+  const sdk = loadedOpenAISdk();
+  const reported = sdk && fromSdk(error, context, sdk);
+  if (reported !== undefined) return reported;
+  if (error instanceof SyntaxError) return malformedResponse(context.baseUrl);
+  if (isStreamInterrupted(error)) {
+    return new ModelError(
+      'connection',
+      `the connection to the model server at ${context.baseUrl} dropped in the middle of a response`,
+      'check the server log; try again',
+    );
+  }
+  return error;
+}
+
+/**
+ * The ModelError for a failure the SDK reported, or the error itself for an abort; undefined for an
+ * error that is none of the SDK's.
+ */
+function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unknown {
+  const {
+    APIConnectionError,
+    APIConnectionTimeoutError,
+    APIError,
+    APIUserAbortError,
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+  } = sdk;
+  if (error instanceof APIUserAbortError) return error;
   const { baseUrl, model } = context;
   const retries = retriesText(context.maxRetries);
   if (error instanceof APIConnectionTimeoutError) {
@@ -107,15 +129,7 @@ export function toModelError(error: unknown, context: ModelCallContext): unknown
       'check the server log; try again later',
     );
   }
-  if (error instanceof SyntaxError) return malformedResponse(baseUrl);
-  if (isStreamInterrupted(error)) {
-    return new ModelError(
-      'connection',
-      `the connection to the model server at ${baseUrl} dropped in the middle of a response`,
-      'check the server log; try again',
-    );
-  }
-  return error;
+  return undefined;
 }
 
 /** A response that does not have the shape the OpenAI protocol promises. */

@@ -1,13 +1,15 @@
 /**
  * The OpenAI-compatible provider: OpenAI itself and any server speaking its protocol (Ollama, vLLM,
  * LM Studio, llama.cpp). Built on the openai SDK, which supplies bounded retries (honouring
- * `retry-after`) and the request timeout; failures become one-line ModelErrors (errors.ts).
+ * `retry-after`) and the request timeout; failures become one-line ModelErrors (errors.ts). The SDK loads
+ * with the first request (openai-sdk.ts), so making a model costs nothing until it is used.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { UserError } from '../errors.js';
 import { malformedResponse, toModelError } from './errors.js';
 import type { ModelCallContext } from './errors.js';
+import { loadOpenAISdk } from './openai-sdk.js';
 import { countMessageTokens, countTokens } from './tokens.js';
 import type {
   Completion,
@@ -43,7 +45,8 @@ export class OpenAIModel implements LanguageModel {
   readonly modelName: string;
   readonly scripted = false;
   readonly baseUrl: string;
-  readonly #client: OpenAI;
+  readonly #apiKey: string;
+  #client: Promise<OpenAI> | undefined;
   readonly #context: ModelCallContext;
   /**
    * OpenAI itself wants `max_completion_tokens` (its reasoning models reject `max_tokens`); the
@@ -59,17 +62,27 @@ export class OpenAIModel implements LanguageModel {
     const timeoutMs = options.timeoutMs ?? timeoutFromEnv() ?? DEFAULT_TIMEOUT_MS;
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#context = { baseUrl: this.baseUrl, model: this.modelName, timeoutMs, maxRetries };
-    this.#client = new OpenAI({
-      baseURL: this.baseUrl,
-      apiKey: options.apiKey || PLACEHOLDER_API_KEY,
-      timeout: timeoutMs,
-      maxRetries,
-    });
+    this.#apiKey = options.apiKey || PLACEHOLDER_API_KEY;
+  }
+
+  /** The SDK's client, made (and the SDK loaded) for the first request. */
+  #connect(): Promise<OpenAI> {
+    this.#client ??= loadOpenAISdk().then(
+      ({ default: Client }) =>
+        new Client({
+          baseURL: this.baseUrl,
+          apiKey: this.#apiKey,
+          timeout: this.#context.timeoutMs,
+          maxRetries: this.#context.maxRetries,
+        }),
+    );
+    return this.#client;
   }
 
   async complete(request: CompletionRequest): Promise<Completion> {
     try {
-      const response = await this.#client.chat.completions.create(
+      const client = await this.#connect();
+      const response = await client.chat.completions.create(
         { ...this.#params(request), stream: false },
         { signal: request.signal },
       );
@@ -89,7 +102,8 @@ export class OpenAIModel implements LanguageModel {
 
   async stream(request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> {
     try {
-      const stream = await this.#client.chat.completions.create(
+      const client = await this.#connect();
+      const stream = await client.chat.completions.create(
         { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
         { signal: request.signal },
       );
@@ -113,7 +127,8 @@ export class OpenAIModel implements LanguageModel {
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Embeddings> {
     try {
-      const response = await this.#client.embeddings.create(
+      const client = await this.#connect();
+      const response = await client.embeddings.create(
         { model: this.modelName, input: texts, encoding_format: 'float' },
         { signal },
       );
