@@ -4,7 +4,7 @@
  * Encoders are WASM objects: they are created once per encoding and kept for the life of the process
  * (a handful at most).
  */
-import { get_encoding, get_encoding_name_for_model } from '@dqbd/tiktoken';
+import { get_encoding, get_encoding_name_for_model } from './tiktoken.js';
 import type { Tiktoken, TiktokenEncoding, TiktokenModel } from '@dqbd/tiktoken';
 import type { ChatMessage } from './types.js';
 
