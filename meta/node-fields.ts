@@ -1,9 +1,11 @@
 /**
  * What the designer asks the model for each node of a drafted graph: the brief it writes from (the
  * node's DOT label and the labels of the edges around it), the zod schema its answer must match, and
- * the prompt. One call per node, independent of the others, so they can run concurrently.
+ * the prompts: one node to a call, or several (their fields under their ids in one JSON object). The
+ * nodes are independent of each other, so the calls can run concurrently.
  */
 import { z } from 'zod';
+import { schemaFor } from '../src/llm/structured.js';
 import type { ChatMessage } from '../src/llm/types.js';
 import type { DraftEdge, DraftNode } from './dot-problems.js';
 
@@ -83,7 +85,9 @@ export function nodeFieldsSchema(brief: NodeBrief): z.ZodType<NodeFields> {
   });
 }
 
-const SYSTEM = `You design conversational agents as graphs: each node is one turn of the agent, each edge one way the user may reply. You are writing the fields of one node. Answer with one JSON object and nothing else.`;
+const GRAPHS = `You design conversational agents as graphs: each node is one turn of the agent, each edge one way the user may reply.`;
+const SYSTEM = `${GRAPHS} You are writing the fields of one node. Answer with one JSON object and nothing else.`;
+const BATCH_SYSTEM = `${GRAPHS} You are writing the fields of several nodes. Answer with one JSON object and nothing else.`;
 
 /** The messages that ask for one node's fields. */
 export function nodeFieldsMessages(
@@ -92,13 +96,73 @@ export function nodeFieldsMessages(
 ): ChatMessage[] {
   const ways = brief.outgoing.length;
   const lines: string[] = [
+    ...designLines(context),
+    `We are writing the node "${brief.id}". At this node the agent's turn is: ${brief.label}`,
+    ...situation(brief),
+    '',
+    'Write the JSON object with these keys:',
+    ...fieldGuide(ways),
+    '',
+    `Example: ${example(ways)}`,
+  ];
+  return [
+    { role: 'system', content: SYSTEM },
+    { role: 'user', content: lines.join('\n') },
+  ];
+}
+
+/**
+ * The messages that ask for several nodes' fields in one answer: a JSON object with each node's fields
+ * under its id. Each node is described as fully as when it is asked for alone.
+ */
+export function nodeBatchMessages(
+  briefs: readonly NodeBrief[],
+  context: { description: string; outline: string },
+): ChatMessage[] {
+  const lines: string[] = [...designLines(context), `We are writing ${briefs.length} nodes.`];
+  for (const brief of briefs)
+    lines.push(
+      '',
+      `Node "${brief.id}". At this node the agent's turn is: ${brief.label}`,
+      ...situation(brief),
+    );
+  lines.push(
+    '',
+    `Write one JSON object with a key for each of these nodes (${briefs.map((b) => `"${b.id}"`).join(', ')}); under each key, that node's fields, a JSON object with these keys:`,
+    ...batchFieldGuide(),
+    '',
+    `Example, for a node "choose_topic" with 2 ways and a node "explain" with 1: ${JSON.stringify({ choose_topic: TWO_WAYS, explain: ONE_WAY })}`,
+  );
+  return [
+    { role: 'system', content: BATCH_SYSTEM },
+    { role: 'user', content: lines.join('\n') },
+  ];
+}
+
+/**
+ * The schema a batch answer is asked to match: every node's own schema under its id, so a server that
+ * enforces schemas holds each node to its counts. The answer itself is only required to be an object:
+ * each node's fields are then judged on their own, so one bad node does not cost the others theirs.
+ */
+export function nodeBatchSchema(briefs: readonly NodeBrief[]): z.ZodType<Record<string, unknown>> {
+  const precise = z.object(Object.fromEntries(briefs.map((brief) => [brief.id, nodeFieldsSchema(brief)])));
+  return z.looseObject({}).meta(schemaFor(precise));
+}
+
+function designLines(context: { description: string; outline: string }): string[] {
+  return [
     `The agent we are designing: ${context.description}`,
     '',
     'Outline of the ways a conversation with it can go:',
     context.outline.trim(),
     '',
-    `We are writing the node "${brief.id}". At this node the agent's turn is: ${brief.label}`,
   ];
+}
+
+/** Where a node stands in the conversation: the replies that lead to it and those that may follow. */
+function situation(brief: NodeBrief): string[] {
+  const ways = brief.outgoing.length;
+  const lines: string[] = [];
   if (brief.start) lines.push('The conversation starts here: this is the agent’s first turn.');
   if (brief.incoming.length > 0)
     lines.push('It follows a user reply like:', ...brief.incoming.map((label) => `- ${label}`));
@@ -112,51 +176,56 @@ export function nodeFieldsMessages(
       lines.push(`${i + 1}. ${edge.label} (the agent then: ${edge.toLabel})`),
     );
   }
-  lines.push(
-    '',
-    'Write the JSON object with these keys:',
-    ...fieldGuide(ways),
-    '',
-    `Example: ${example(ways)}`,
-  );
-  return [
-    { role: 'system', content: SYSTEM },
-    { role: 'user', content: lines.join('\n') },
-  ];
+  return lines;
 }
+
+const ACTION_GUIDE =
+  '- "action": "chat" (the model writes the reply from your instruction) or "chat_exact" (your instruction is sent word for word; use it only for a fixed text).';
+const INSTRUCTION_GUIDE =
+  '- "instruction": an instruction for the agent, not the reply itself. Good: "Ask the user which topic they want to practise." Bad: "Hi! Which topic do you want to practise?" Do not use the "$" character.';
+const USER_EXAMPLE = 'e.g. "Say that you would like to practise fractions."';
 
 function fieldGuide(ways: number): string[] {
   const count = Math.max(ways, 1);
-  const guide = [
-    '- "action": "chat" (the model writes the reply from your instruction) or "chat_exact" (your instruction is sent word for word; use it only for a fixed text).',
-    '- "instruction": an instruction for the agent, not the reply itself. Good: "Ask the user which topic they want to practise." Bad: "Hi! Which topic do you want to practise?" Do not use the "$" character.',
-  ];
+  const guide = [ACTION_GUIDE, INSTRUCTION_GUIDE];
   if (ways > 1)
     guide.push(
       `- "transitionQuestion": a multiple-choice question about the user's reply that tells the ${ways} ways apart. A classifier answers it, not the user.`,
       `- "transitionChoices": exactly ${ways} answers to that question, one per way above, in the same order.`,
     );
   guide.push(
-    `- "userInstructions": exactly ${count} instruction${count > 1 ? 's' : ''} for a simulated user, ${ways > 1 ? 'one per way above, in the same order' : 'for the way above'}, e.g. "Say that you would like to practise fractions."`,
+    `- "userInstructions": exactly ${count} instruction${count > 1 ? 's' : ''} for a simulated user, ${ways > 1 ? 'one per way above, in the same order' : 'for the way above'}, ${USER_EXAMPLE}`,
   );
   return guide;
 }
 
+function batchFieldGuide(): string[] {
+  return [
+    ACTION_GUIDE,
+    INSTRUCTION_GUIDE,
+    `- "transitionQuestion", only for a node with several ways: a multiple-choice question about the user's reply that tells its ways apart. A classifier answers it, not the user.`,
+    `- "transitionChoices", only for a node with several ways: one answer to that question per way, in the same order.`,
+    `- "userInstructions": one instruction for a simulated user per way of the node, in the same order (one for a node with no particular reply expected), ${USER_EXAMPLE}`,
+  ];
+}
+
+const TWO_WAYS: NodeFields = {
+  action: 'chat',
+  instruction: 'Ask the user whether they want to practise fractions or decimals.',
+  transitionQuestion: 'Which topic did the user choose?',
+  transitionChoices: ['fractions', 'decimals'],
+  userInstructions: ['Say you want fractions.', 'Say you want decimals.'],
+};
+
+const ONE_WAY: NodeFields = {
+  action: 'chat',
+  instruction: 'Explain how to add two fractions with the same denominator.',
+  userInstructions: ['Say that you understood and ask for an exercise.'],
+};
+
 /** A complete answer for a two-way or a one-way node; the prompt says when the node needs more ways. */
 function example(ways: number): string {
-  if (ways > 1) {
-    const shown = JSON.stringify({
-      action: 'chat',
-      instruction: 'Ask the user whether they want to practise fractions or decimals.',
-      transitionQuestion: 'Which topic did the user choose?',
-      transitionChoices: ['fractions', 'decimals'],
-      userInstructions: ['Say you want fractions.', 'Say you want decimals.'],
-    });
-    return ways === 2 ? shown : `${shown} (this example has 2 ways; your node has ${ways})`;
-  }
-  return JSON.stringify({
-    action: 'chat',
-    instruction: 'Explain how to add two fractions with the same denominator.',
-    userInstructions: ['Say that you understood and ask for an exercise.'],
-  });
+  if (ways <= 1) return JSON.stringify(ONE_WAY);
+  const shown = JSON.stringify(TWO_WAYS);
+  return ways === 2 ? shown : `${shown} (this example has 2 ways; your node has ${ways})`;
 }

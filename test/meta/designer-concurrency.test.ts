@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mapBounded } from '../../meta/concurrency.js';
 import { DEFAULT_DESIGN_LIMITS, designConcurrency, LOCAL_CONCURRENCY } from '../../meta/limits.js';
 import { RoundTripTracker } from '../../meta/round-trips.js';
+import { batches, MAX_NODES_PER_CALL } from '../../meta/write-fields.js';
 import type { Completion, LanguageModel } from '../../src/llm/types.js';
 
 /** A job whose completion the test controls, recording how many ran at once. */
@@ -100,5 +101,29 @@ describe('the concurrency for a server', () => {
       expect(designConcurrency(url)).toBe(LOCAL_CONCURRENCY);
     for (const url of ['https://api.openai.com/v1', 'http://192.168.1.20:11434/v1', undefined])
       expect(designConcurrency(url)).toBe(DEFAULT_DESIGN_LIMITS.concurrency);
+  });
+});
+
+describe('nodes per call', () => {
+  const sizes = (items: number, concurrency: number) =>
+    batches(
+      Array.from({ length: items }, (_, i) => i),
+      concurrency,
+    ).map((batch) => batch.length);
+
+  it('asks for one node a call while there are calls enough for every node', () => {
+    expect(sizes(40, 40)).toEqual(Array(40).fill(1));
+    expect(sizes(3, 4)).toEqual([1, 1, 1]);
+  });
+
+  it('spreads more nodes than calls over the calls in flight, keeping them in order', () => {
+    expect(batches([1, 2, 3, 4, 5], 4)).toEqual([[1], [2, 3], [4, 5]]);
+    expect(sizes(20, 4)).toEqual([5, 5, 5, 5]);
+  });
+
+  it('asks for no more than MAX_NODES_PER_CALL nodes a call, so 40 nodes take two waves of four calls', () => {
+    expect(sizes(40, 4)).toEqual(Array(8).fill(MAX_NODES_PER_CALL));
+    for (let nodes = 1; nodes <= 40; nodes++)
+      expect(Math.ceil(sizes(nodes, 4).length / 4)).toBeLessThanOrEqual(2);
   });
 });

@@ -13,8 +13,10 @@ import { OpenAIModel } from '../../src/llm/openai.js';
 import type { ModelSet } from '../../src/llm/types.js';
 import {
   cooperativeDesigner,
-  fieldsRequest,
+  fieldsAnswer,
+  fieldsRequests,
   inWaves,
+  isBatch,
   lastMessage,
   promptKind,
 } from '../fixtures/design/replies.js';
@@ -58,6 +60,20 @@ async function design(
     ...request,
   });
   return { outcome, events, models };
+}
+
+/** True when a fields prompt asks for `node` (alone or in a batch). */
+function asksFor(body: ChatRequestBody, node: string): boolean {
+  return fieldsRequests(body).some((asked) => asked.node === node);
+}
+
+/** The nodes each fields request asked for, sorted: concurrent requests arrive in any order. */
+function askedNodes(): string[][] {
+  return server!
+    .chatRequests()
+    .filter((body) => promptKind(body) === 'fields')
+    .map((body) => fieldsRequests(body).map((asked) => asked.node))
+    .sort((a, b) => a.join().localeCompare(b.join()));
 }
 
 function kinds(): string[] {
@@ -207,7 +223,7 @@ describe('the designer', () => {
     const base = cooperativeDesigner(5);
     let spoiled = 0;
     const { outcome } = await design((body) => {
-      if (promptKind(body) === 'fields' && fieldsRequest(body).node === 'start' && spoiled++ === 0)
+      if (promptKind(body) === 'fields' && asksFor(body, 'start') && spoiled++ === 0)
         return '{"action": "chat", "instruction": "Greet.", "userInstructions": ["only one"]}';
       return base(body);
     });
@@ -226,7 +242,7 @@ describe('the designer', () => {
   it('fails at the fields stage when a node never gets a usable answer, keeping that answer', async () => {
     const base = cooperativeDesigner(5);
     const { outcome } = await design((body) =>
-      promptKind(body) === 'fields' && fieldsRequest(body).node === 'step_2'
+      promptKind(body) === 'fields' && asksFor(body, 'step_2')
         ? 'I think this node should greet.'
         : base(body),
     );
@@ -239,14 +255,60 @@ describe('the designer', () => {
     );
   });
 
-  it('keeps no more node calls in flight than the concurrency limit', async () => {
+  it('asks for several nodes to a call when there are more nodes than calls in flight, in one wave', async () => {
     const waves = inWaves(3, cooperativeDesigner(9));
     const { outcome } = await design(waves.reply, { limits: { concurrency: 3 } });
     expect(outcome.ok).toBe(true);
     expect(waves.stalls()).toBe(0);
     expect(server!.maxInFlight).toBe(3);
-    // outline, draft, then nine node calls in three waves of three.
-    expect(outcome.figures).toMatchObject({ calls: 11, roundTrips: 5 });
+    expect(askedNodes()).toEqual([
+      ['start', 'step_1', 'step_2'],
+      ['step_3', 'step_4', 'step_5'],
+      ['step_6', 'step_7', 'step_8'],
+    ]);
+    // outline, draft, then the nine nodes in one wave of three calls.
+    expect(outcome.figures).toMatchObject({ calls: 5, roundTrips: 3 });
+  });
+
+  it('asks alone for a node a batch answer missed and for one it got wrong, keeping the rest', async () => {
+    const base = cooperativeDesigner(6);
+    const { outcome } = await design(
+      (body) => {
+        if (promptKind(body) !== 'fields' || !isBatch(body)) return base(body);
+        const answer = JSON.parse(fieldsAnswer(body)) as Record<string, Record<string, unknown>>;
+        delete answer.step_1;
+        if (answer.step_4) answer.step_4.userInstructions = [];
+        return JSON.stringify(answer);
+      },
+      { limits: { concurrency: 2 } },
+    );
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    expect(askedNodes()).toEqual([
+      ['start', 'step_1', 'step_2'],
+      ['step_1'],
+      ['step_3', 'step_4', 'step_5'],
+      ['step_4'],
+    ]);
+    expect(outcome.graph.nodes.find((n) => n.name === 'step_4')!.userInstructions).toEqual([
+      'Reply in way 1 at step_4',
+    ]);
+    // One wave of batches, then one of the nodes asked alone.
+    expect(outcome.figures).toMatchObject({ calls: 6, roundTrips: 4 });
+  });
+
+  it('asks alone for every node of a batch whose answer is not JSON', async () => {
+    const base = cooperativeDesigner(4);
+    const { outcome } = await design(
+      (body) =>
+        promptKind(body) === 'fields' && isBatch(body) && asksFor(body, 'start')
+          ? 'Here are the fields you asked for: start is a greeting.'
+          : base(body),
+      { limits: { concurrency: 2 } },
+    );
+    expect(outcome.ok).toBe(true);
+    expect(askedNodes()).toEqual([['start'], ['start', 'step_1'], ['step_1'], ['step_2', 'step_3']]);
+    expect(outcome.figures).toMatchObject({ calls: 6, roundTrips: 4 });
   });
 
   it('checks the design in simulated conversations and repairs the node the classifier gets wrong', async () => {
