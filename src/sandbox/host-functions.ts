@@ -9,8 +9,9 @@
  *   the isolate waits for the promise. Either way the time spent in the host is not charged to the
  *   evaluation's time limit (isolated-vm pauses its timers while the isolate waits on the host).
  */
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import type { HostReply } from './guest.js';
+import { isolatedVm } from './isolated-vm.js';
 
 /**
  * A function code inside may call synchronously. Its arguments arrive as copies of plain data; what it
@@ -35,16 +36,29 @@ interface Namespace {
 /** The namespaces lent to one sandbox and the dispatchers that call into them. */
 export class HostFunctions {
   readonly #namespaces = new Map<string, Namespace>();
+  #dispatcher: ivm.Callback | undefined;
+  #asyncDispatcher: ivm.Reference | undefined;
+
+  // The dispatchers are made for the first evaluation: namespaces are lent before any, and a run
+  // without code never loads isolated-vm.
 
   /** For synchronous namespaces; inside it is `(namespace, name, args) => HostReply`. */
-  readonly dispatcher = new ivm.Callback((namespace: unknown, name: unknown, args: unknown) =>
-    copyReply(namespace, name, this.#answer(namespace, name, args, false)),
-  );
+  get dispatcher(): ivm.Callback {
+    const { Callback } = isolatedVm();
+    this.#dispatcher ??= new Callback((namespace: unknown, name: unknown, args: unknown) =>
+      copyReply(namespace, name, this.#answer(namespace, name, args, false)),
+    );
+    return this.#dispatcher;
+  }
 
   /** For asynchronous namespaces; inside, `applySyncPromise(undefined, [namespace, name, args])`. */
-  readonly asyncDispatcher = new ivm.Reference(async (namespace: unknown, name: unknown, args: unknown) =>
-    copyReply(namespace, name, await this.#answer(namespace, name, args, true)),
-  );
+  get asyncDispatcher(): ivm.Reference {
+    const { Reference } = isolatedVm();
+    this.#asyncDispatcher ??= new Reference(async (namespace: unknown, name: unknown, args: unknown) =>
+      copyReply(namespace, name, await this.#answer(namespace, name, args, true)),
+    );
+    return this.#asyncDispatcher;
+  }
 
   /**
    * Lends `functions` as `name.fn(…)`, replacing what was lent under `name` before; `awaited`: the code
@@ -108,8 +122,9 @@ function refusal(error: unknown): HostReply {
 
 /** The reply as a copy for the isolate; a result that cannot be copied becomes an error inside. */
 function copyReply(namespace: unknown, name: unknown, reply: HostReply): ivm.Copy<HostReply> {
+  const { ExternalCopy } = isolatedVm();
   try {
-    return new ivm.ExternalCopy(reply).copyInto({ release: true });
+    return new ExternalCopy(reply).copyInto({ release: true });
   } catch (error) {
     // Failing here, not in isolated-vm, makes the code see a catchable error rather than a copy
     // error carrying host stack frames.
@@ -117,6 +132,6 @@ function copyReply(namespace: unknown, name: unknown, reply: HostReply): ivm.Cop
       ok: false,
       message: `${String(namespace)}.${String(name)} returned a value that cannot be copied into the sandbox: ${(error as Error).message}`,
     };
-    return new ivm.ExternalCopy(refused).copyInto({ release: true });
+    return new ExternalCopy(refused).copyInto({ release: true });
   }
 }

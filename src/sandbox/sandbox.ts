@@ -14,9 +14,10 @@
  * the isolate if a call uses more than the limit and a grace period; the next evaluation gets a new
  * isolate, as it does after a memory-limit kill.
  */
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
+import { isolatedVm } from './isolated-vm.js';
 import { resolveLimits, type SandboxLimits } from './limits.js';
 import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
 import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText } from './wrap.js';
@@ -155,7 +156,7 @@ export class Sandbox {
   #live(): ivm.Isolate {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     if (!this.#isolate || this.#isolate.isDisposed)
-      this.#isolate = new ivm.Isolate({ memoryLimit: this.limits.memoryMb });
+      this.#isolate = new (isolatedVm().Isolate)({ memoryLimit: this.limits.memoryMb });
     return this.#isolate;
   }
 
@@ -294,12 +295,12 @@ export class Sandbox {
 }
 
 function copyOf<T>(value: T): ivm.Copy<T> {
-  return new ivm.ExternalCopy(value).copyInto({ release: true });
+  return new (isolatedVm().ExternalCopy)(value).copyInto({ release: true });
 }
 
 function isCopyable(value: unknown): boolean {
   try {
-    new ivm.ExternalCopy(value).release();
+    new (isolatedVm().ExternalCopy)(value).release();
     return true;
   } catch {
     return false;

@@ -1,12 +1,13 @@
 /** What `meta-agent doctor` does (declared in ../commands/doctor.ts). */
 import { instance } from '@viz-js/viz';
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import { UserError } from '../../errors.js';
 import { classify } from '../../llm/classify.js';
 import { ROLES, createModels } from '../../llm/config.js';
 import type { ResolvedEndpoints } from '../../llm/config.js';
 import { listModels } from '../../llm/discovery.js';
 import { labelLogitBias } from '../../llm/tokens.js';
+import { isolatedVm } from '../../sandbox/isolated-vm.js';
 import { endpointsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 
@@ -50,7 +51,7 @@ function checkNode(): Check {
 function checkSandbox(): Check {
   let isolate: ivm.Isolate | undefined;
   try {
-    isolate = new ivm.Isolate({ memoryLimit: 16 });
+    isolate = new (isolatedVm().Isolate)({ memoryLimit: 16 });
     const result: unknown = isolate.createContextSync().evalSync('1 + 1');
     if (result !== 2) throw new Error(`1 + 1 gave ${String(result)}`);
     return { status: 'ok', name: 'sandbox', detail: 'isolated-vm runs code (1 + 1 = 2)' };
