@@ -4,17 +4,14 @@
  */
 import { loadStateFile, StateFile } from '../../src/cli/state-file.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
-import { graphFileSchema } from '../../src/graph/schema.js';
-import { StaticGraph } from '../../src/graph/view.js';
-import { noModels } from '../engine/graphs.js';
+import { graphOf, noModels } from '../support/agents.js';
 
 const [path] = process.argv.slice(2);
 if (!path) throw new Error('usage: state-file-child.ts STATE_FILE');
-const graph = new StaticGraph(
-  graphFileSchema.parse({
-    name: 'endless',
-    nodes: [{ name: 'talk', action: 'chat_exact', instruction: 'Go on.', transitions: ['talk'] }],
-  }),
+const graph = graphOf(
+  [{ name: 'talk', action: 'chat_exact', instruction: 'Go on.', transitions: ['talk'] }],
+  {},
+  'endless',
 );
 const agent = await Interpreter.create({ graph, models: noModels });
 const file = new StateFile(path);

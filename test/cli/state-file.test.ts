@@ -7,22 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStateFile, StateFile } from '../../src/cli/state-file.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import type { ConversationState } from '../../src/engine/state.js';
-import { graphFileSchema } from '../../src/graph/schema.js';
-import { StaticGraph } from '../../src/graph/view.js';
-import { noModels } from '../engine/graphs.js';
+import { graphOf, noModels } from '../support/agents.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 /** A conversation that goes on as long as the user does; `count` in its root frame counts the replies. */
-const endless = new StaticGraph(
-  graphFileSchema.parse({
-    name: 'endless',
-    nodes: [
-      { name: 'start1', action: 'code', instruction: 'count = 0', transitions: ['talk'] },
-      { name: 'talk', action: 'chat_exact', instruction: 'Reply $count.', transitions: ['bump'] },
-      { name: 'bump', action: 'code', instruction: 'count = count + 1', transitions: ['talk'] },
-    ],
-  }),
+const endless = graphOf(
+  [
+    { name: 'start1', action: 'code', instruction: 'count = 0', transitions: ['talk'] },
+    { name: 'talk', action: 'chat_exact', instruction: 'Reply $count.', transitions: ['bump'] },
+    { name: 'bump', action: 'code', instruction: 'count = count + 1', transitions: ['talk'] },
+  ],
+  {},
+  'endless',
 );
 
 /** Runs `replies` replies, saving each in `file`; returns the state reached and the file's size after each save. */

@@ -4,7 +4,7 @@ import { topFrame } from '../../src/engine/state.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
-import { converse as talk } from '../fidelity/support.js';
+import { converse as talk } from '../support/agents.js';
 
 // Verbatim copies of the AutoGRAMS repository's examples, kept with the graph fixtures.
 const EXAMPLES = fileURLToPath(new URL('../fixtures/graphs', import.meta.url));

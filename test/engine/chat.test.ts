@@ -1,32 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter, NodeError } from '../../src/engine/interpreter.js';
 import { variablesInScope } from '../../src/engine/frames.js';
-import { EventBus, type AgentEvent } from '../../src/events.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
-import type { NodeSpecInput, GraphConfig } from '../../src/graph/schema.js';
-import { graphOf, scriptedModels } from './graphs.js';
-
-/** An interpreter over `nodes` with scripted models, recording its events; disposed after `body`. */
-async function withAgent(
-  nodes: NodeSpecInput[],
-  script: ScriptFile,
-  body: (agent: Interpreter, events: AgentEvent[]) => Promise<void>,
-  config: Partial<GraphConfig> = {},
-): Promise<void> {
-  const bus = new EventBus();
-  const events: AgentEvent[] = [];
-  bus.on((e) => events.push(e));
-  const agent = await Interpreter.create({
-    graph: graphOf(nodes, config),
-    models: scriptedModels(script),
-    events: bus,
-  });
-  try {
-    await body(agent, events);
-  } finally {
-    agent.dispose();
-  }
-}
+import type { NodeSpecInput } from '../../src/graph/schema.js';
+import { graphOf, scriptedModels, withAgent } from '../support/agents.js';
 
 const aiGraph: NodeSpecInput[] = [
   {

@@ -4,7 +4,7 @@ import { variablesInScope } from '../../src/engine/frames.js';
 import type { AgentEvent } from '../../src/events.js';
 import { EventBus } from '../../src/events.js';
 import { lintGraph } from '../../src/graph/lint.js';
-import { fixture, graphOf, noModels, scriptedModels } from './graphs.js';
+import { fixture, graphOf, noModels, scriptedModels } from '../support/agents.js';
 
 describe('graphs that compute without a model', () => {
   let fib: Interpreter;

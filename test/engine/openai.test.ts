@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
-import type { ModelSet } from '../../src/llm/types.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
-import { graphOf } from './graphs.js';
+import { everyRole, graphOf } from '../support/agents.js';
 
 const graph = graphOf(
   [
@@ -43,8 +42,7 @@ describe('a conversation through the OpenAI provider and a loopback server', () 
   beforeAll(async () => {
     server = await startOpenAIServer({ reply: answer });
     const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
-    const models: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
-    agent = await Interpreter.create({ graph, models });
+    agent = await Interpreter.create({ graph, models: everyRole(model) });
   });
   afterAll(async () => {
     agent.dispose();
@@ -122,7 +120,7 @@ describe('a server that ignores logit_bias', () => {
     const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
     const agent = await Interpreter.create({
       graph,
-      models: { chatbot: model, classifier: model, userbot: model, embedder: model },
+      models: everyRole(model),
     });
     try {
       const first = await agent.reply(undefined);

@@ -4,7 +4,7 @@ import { chatPrompt, classifierHistory, classifierPrompt, userbotPrompt } from '
 import { newState, topFrame, type ConversationState, type Turn } from '../../src/engine/state.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
 import type { StaticGraph } from '../../src/graph/view.js';
-import { graphOf } from './graphs.js';
+import { graphOf } from '../support/agents.js';
 
 const nodes: NodeSpecInput[] = [
   { name: 'greet', action: 'chat', instruction: 'Greet the user.', transitions: ['think'] },

@@ -5,7 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { loadState, saveState } from '../../src/engine/state.js';
-import { fixture, noModels } from './graphs.js';
+import { fixture, noModels } from '../support/agents.js';
 
 const [name, statePath, userText] = process.argv.slice(2);
 if (!name || !statePath) throw new Error('usage: resume-child.ts FIXTURE STATE_FILE USER_TEXT');

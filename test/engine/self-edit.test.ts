@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
-import { noModels } from './graphs.js';
+import { noModels } from '../support/agents.js';
 
 describe('a graph edited while it runs', () => {
   it('follows a node added by a code node at the very next step (Appendix H)', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { seededRandom, simulateConversations } from '../../src/engine/simulate.js';
-import { graphOf, scriptedModels } from './graphs.js';
+import { graphOf, scriptedModels } from '../support/agents.js';
 
 const quiz = graphOf(
   [

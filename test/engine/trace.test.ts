@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { attachTrace } from '../../src/engine/trace.js';
 import { EventBus } from '../../src/events.js';
-import { fixture, noModels } from './graphs.js';
+import { fixture, noModels } from '../support/agents.js';
 
 describe('the trace file', () => {
   it('appends every event of a run as one JSON line, in order', async () => {

@@ -1,7 +1,7 @@
 /** Every action AutoGRAMS defines runs, with the reference's prompt formation for each. */
 import { describe, expect, it } from 'vitest';
 import { endWithRequired } from '../../src/engine/reply-text.js';
-import { converse, csvGraph, promptsOf } from './support.js';
+import { converse, csvGraph, promptsOf } from '../support/agents.js';
 
 describe('AutoGRAMS actions', () => {
   const suffixGraph = csvGraph(`Name,Action,Instruction,Transitions

@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
-import { graphOf } from '../engine/graphs.js';
-import { converse, csvGraph, promptsOf, recordingModels, simulate } from './support.js';
+import { converse, csvGraph, graphOf, promptsOf, recordingModels, simulate } from '../support/agents.js';
 
 describe('AutoGRAMS spreadsheet columns', () => {
   it("Question Prompt opens the node's classifier question instead of the default (autograms/nodes/base_node.py:197-200, 389)", async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { stripSpeakerLabel } from '../../src/engine/reply-text.js';
 import { lintGraph } from '../../src/graph/lint.js';
-import { converse, csvGraph, promptsOf } from './support.js';
+import { converse, csvGraph, promptsOf } from '../support/agents.js';
 
 describe('replies', () => {
   it('never shows the user an echoed speaker label, but keeps text that merely starts with a word and a colon (autograms/autogram_utils.py:71-76 cuts at any colon; we do not)', async () => {

@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { assembleGraph } from '../../meta/assemble.js';
-import { graphOf } from '../engine/graphs.js';
-import { converse, csvGraph, promptsOf } from './support.js';
+import { converse, csvGraph, graphOf, promptsOf } from '../support/agents.js';
 
 const TUTOR = `Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
 greet,chat_exact,Shall we start with fractions?,"explain,greet",Does the user want to start?,yes,no

@@ -1,9 +1,10 @@
 /** What the linter says about AutoGRAMS constructs that may run: at most a warning. */
 import { describe, expect, it } from 'vitest';
 import { lintGraph } from '../../src/graph/lint.js';
-import { graphFileSchema, type NodeSpecInput } from '../../src/graph/schema.js';
+import type { NodeSpecInput } from '../../src/graph/schema.js';
+import { fileOf } from '../support/agents.js';
 
-const lint = (nodes: NodeSpecInput[]) => lintGraph(graphFileSchema.parse({ nodes }));
+const lint = (nodes: NodeSpecInput[]) => lintGraph(fileOf(nodes));
 
 describe('lint of AutoGRAMS constructs', () => {
   it('warns, not errs, about a return that only a $var transition inside a function can reach (autograms/autogram_utils.py:322-345)', () => {

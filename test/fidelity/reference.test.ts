@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCallAction } from '../../src/graph/parse.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import { converse, csvGraph, type RecordedCall } from './support.js';
+import { converse, csvGraph, type RecordedCall } from '../support/agents.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DRIVER = fileURLToPath(new URL('./reference/driver.py', import.meta.url));

@@ -1,7 +1,7 @@
 /** User simulation as AutoGRAMS' `simulate_user` does it (autograms/autogram.py:320-375). */
 import { describe, expect, it } from 'vitest';
 import type { ScriptFile } from '../../src/llm/scripted.js';
-import { csvGraph, promptsOf, simulate as simulateGraph } from './support.js';
+import { csvGraph, promptsOf, simulate as simulateGraph } from '../support/agents.js';
 
 async function simulate(csv: string, script: ScriptFile, turns = 5) {
   const { report, calls } = await simulateGraph(csvGraph(csv), script, { count: 1, turns, seed: 1 });

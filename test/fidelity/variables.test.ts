@@ -1,7 +1,7 @@
 /** `$var` everywhere AutoGRAMS substitutes it, and conditional text `?{ … }`. */
 import { describe, expect, it } from 'vitest';
 import { embedInCode, renderText } from '../../src/engine/template.js';
-import { converse, csvGraph, promptsOf } from './support.js';
+import { converse, csvGraph, promptsOf } from '../support/agents.js';
 
 const where = { node: 'n', field: 'instruction' };
 

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { lintGraph, type Finding } from '../../src/graph/lint.js';
 import { closestName } from '../../src/graph/names.js';
-import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
+import type { GraphConfig, NodeSpecInput } from '../../src/graph/schema.js';
 import { startNodeOf } from '../../src/graph/structure.js';
-
-function graph(nodes: NodeSpecInput[], config: Partial<GraphConfig> = {}) {
-  return graphFileSchema.parse({ name: 'test', config, nodes });
-}
+import { fileOf } from '../support/agents.js';
 
 function lint(nodes: NodeSpecInput[], config: Partial<GraphConfig> = {}): Finding[] {
-  return lintGraph(graph(nodes, config));
+  return lintGraph(fileOf(nodes, config));
 }
 
 const errors = (findings: Finding[]) => findings.filter((f) => f.severity === 'error');
@@ -256,9 +253,9 @@ describe('startNodeOf', () => {
       { name: 'first', action: 'chat' },
       { name: 'start1', action: 'chat' },
     ];
-    expect(startNodeOf(graph(nodes, { startNode: 'first' }))).toBe('first');
-    expect(startNodeOf(graph(nodes))).toBe('start1');
-    expect(startNodeOf(graph(nodes.slice(0, 1)))).toBe('first');
+    expect(startNodeOf(fileOf(nodes, { startNode: 'first' }))).toBe('first');
+    expect(startNodeOf(fileOf(nodes))).toBe('start1');
+    expect(startNodeOf(fileOf(nodes.slice(0, 1)))).toBe('first');
   });
 });
 

@@ -10,6 +10,7 @@ import type { GraphFile } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { ModelSet } from '../../src/llm/types.js';
+import { everyRole } from '../support/agents.js';
 import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
 
 const AGENT = fileURLToPath(new URL('../../meta/self-referential.autogram.json', import.meta.url));
@@ -51,7 +52,7 @@ describe('the Appendix H agent (meta/self-referential.autogram.json)', () => {
   beforeAll(async () => {
     server = await startOpenAIServer();
     const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
-    models = { chatbot: model, classifier: model, userbot: model, embedder: model };
+    models = everyRole(model);
     ({ file } = await loadGraphFile(AGENT));
   });
   afterAll(() => server.close());

@@ -1,41 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { conversationGraph } from '../../src/engine/self-mode.js';
-import { EventBus, type AgentEvent } from '../../src/events.js';
-import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
+import type { NodeSpecInput } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { StaticGraph } from '../../src/graph/view.js';
-import { Script, ScriptedModel } from '../../src/llm/scripted.js';
-import type { ModelSet } from '../../src/llm/types.js';
-
-const script = new Script({ rules: [] }, 'no-models');
-const model = new ScriptedModel(script, 'chatbot');
-const noModels: ModelSet = { chatbot: model, classifier: model, userbot: model, embedder: model };
-
-function fileOf(nodes: NodeSpecInput[], config: Partial<GraphConfig> = {}) {
-  return graphFileSchema.parse({ name: 'selfish', config, nodes });
-}
-
-/** Runs the agent over `file` for `users.length` replies (the first with no user text). */
-async function converse(
-  graph: VersionedGraph | StaticGraph,
-  users: (string | undefined)[],
-  options: { selfReferential?: boolean; events?: EventBus } = {},
-) {
-  const agent = await Interpreter.create({ graph, models: noModels, ...options });
-  try {
-    const replies: string[] = [];
-    let state;
-    for (const user of users) {
-      const result = await agent.reply(user, state);
-      replies.push(result.reply);
-      state = result.state;
-    }
-    return { replies, state: state! };
-  } finally {
-    agent.dispose();
-  }
-}
+import { converse, fileOf, noModels, noScript } from '../support/agents.js';
 
 const GROWER: NodeSpecInput[] = [
   { name: 'start1', action: 'code', instruction: 'turn = 0', transitions: ['grow'] },
@@ -51,8 +20,8 @@ const GROWER: NodeSpecInput[] = [
 describe('self-referential mode in the interpreter', () => {
   it('lends self to code nodes when the graph config switches the mode on, and saves the graph in the state', async () => {
     const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
-    const { replies, state } = await converse(graph, [undefined, 'again', 'and again']);
-    expect(replies).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
+    const { said, state } = await converse(graph, noScript, [undefined, 'again', 'and again']);
+    expect(said).toEqual(['Turn 1.', 'Turn 2.', 'Turn 3.']);
     expect(graph.nodes().map((n) => n.name)).toEqual(['start1', 'grow', 'said_1', 'said_2', 'said_3']);
     expect(graph.history().map((r) => [r.version, r.by, r.op, r.name])).toEqual([
       [1, 'grow', 'add', 'said_1'],
@@ -65,16 +34,13 @@ describe('self-referential mode in the interpreter', () => {
 
   it('switches the mode on from the selfReferential option (the --self-referential flag)', async () => {
     const graph = new VersionedGraph(fileOf(GROWER));
-    const { replies } = await converse(graph, [undefined], { selfReferential: true });
-    expect(replies).toEqual(['Turn 1.']);
+    const { said } = await converse(graph, noScript, [undefined], { selfReferential: true });
+    expect(said).toEqual(['Turn 1.']);
   });
 
   it('puts every edit on the event stream as it happens, between the node entered and the transition it enables', async () => {
     const graph = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
-    const events: AgentEvent[] = [];
-    const bus = new EventBus();
-    bus.on((event) => events.push(event));
-    await converse(graph, [undefined], { events: bus });
+    const { events } = await converse(graph, noScript, [undefined]);
     const types = events.map((e) => (e.type === 'node.entered' ? `enter ${e.node}` : e.type));
     const edited = types.indexOf('graph.edited');
     expect(types[edited - 1]).toBe('enter grow');
@@ -95,7 +61,7 @@ describe('self-referential mode in the interpreter', () => {
 
   it('without the mode, self is absent and code that uses it fails naming the mode', async () => {
     const graph = new StaticGraph(fileOf(GROWER));
-    const failure = await converse(graph, [undefined]).catch((error: unknown) => error);
+    const failure = await converse(graph, noScript, [undefined]).catch((error: unknown) => error);
     expect((failure as Error).message).toBe(
       'node "grow": ReferenceError: self is not defined: `self` exists only in self-referential mode (line 1)',
     );
@@ -108,7 +74,7 @@ describe('self-referential mode in the interpreter', () => {
         { name: 'say', action: 'chat_exact', instruction: '$kind' },
       ]),
     );
-    expect((await converse(probe, [undefined])).replies).toEqual(['undefined']);
+    expect((await converse(probe, noScript, [undefined])).said).toEqual(['undefined']);
   });
 
   it('runs a static graph as a versioned copy, which the interpreter exposes', async () => {
@@ -140,8 +106,8 @@ describe('self-referential mode in the interpreter', () => {
         { selfReferential: true },
       ),
     );
-    const { replies } = await converse(graph, [undefined]);
-    expect(replies).toEqual(['cannot remove "start1": it is running, or a function call returns to it']);
+    const { said } = await converse(graph, noScript, [undefined]);
+    expect(said).toEqual(['cannot remove "start1": it is running, or a function call returns to it']);
     expect(graph.version).toBe(0);
   });
 
@@ -160,7 +126,7 @@ describe('self-referential mode in the interpreter', () => {
         { selfReferential: true },
       ),
     );
-    const failure = await converse(graph, [undefined, 'go']).catch((error: unknown) => error);
+    const failure = await converse(graph, noScript, [undefined, 'go']).catch((error: unknown) => error);
     expect((failure as Error).message).toMatch(
       /^node "cut": Error: cannot remove "cut": it is running, or a function call returns to it/,
     );
@@ -170,7 +136,7 @@ describe('self-referential mode in the interpreter', () => {
   it('counts edits per turn: a new reply may edit again, a runaway turn stops with a clear error', async () => {
     const limits = { selfEditLimits: { editsPerTurn: 2, maxNodes: 500 } };
     const twice = new VersionedGraph(fileOf(GROWER, { selfReferential: true, ...limits }));
-    expect((await converse(twice, [undefined, 'a', 'b', 'c'])).replies).toHaveLength(4);
+    expect((await converse(twice, noScript, [undefined, 'a', 'b', 'c'])).said).toHaveLength(4);
 
     const runaway = new VersionedGraph(
       fileOf(
@@ -186,7 +152,7 @@ describe('self-referential mode in the interpreter', () => {
         { selfReferential: true, ...limits },
       ),
     );
-    const failure = await converse(runaway, [undefined]).catch((error: unknown) => error);
+    const failure = await converse(runaway, noScript, [undefined]).catch((error: unknown) => error);
     expect((failure as Error).message).toMatch(
       /^node "start1": Error: self\.addNode refused: this turn already made 2 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
     );
@@ -197,7 +163,7 @@ describe('self-referential mode in the interpreter', () => {
     const graph = new VersionedGraph(
       fileOf(GROWER, { selfReferential: true, selfEditLimits: { editsPerTurn: 20, maxNodes: 3 } }),
     );
-    const failure = await converse(graph, [undefined, 'more']).catch((error: unknown) => error);
+    const failure = await converse(graph, noScript, [undefined, 'more']).catch((error: unknown) => error);
     expect((failure as Error).message).toMatch(/cannot add node "said_2": the graph already has 3 nodes/);
   });
 
@@ -273,7 +239,7 @@ describe('the graph a conversation runs on', () => {
 
   it('is the graph saved in the state, with the nodes the agent wrote, once the agent edited it', async () => {
     const first = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
-    const { state } = await converse(first, [undefined, 'again']);
+    const { state } = await converse(first, noScript, [undefined, 'again']);
     const resumed = conversationGraph(file, structuredClone(state));
     expect(resumed).toBeInstanceOf(VersionedGraph);
     expect(resumed.nodes().map((n) => n.name)).toEqual(['start1', 'grow', 'said_1', 'said_2']);
@@ -290,7 +256,7 @@ describe('the graph a conversation runs on', () => {
 
   it("takes the file's config, as the command line overrode it, over the one saved with the edits", async () => {
     const first = new VersionedGraph(fileOf(GROWER, { selfReferential: true }));
-    const { state } = await converse(first, [undefined]);
+    const { state } = await converse(first, noScript, [undefined]);
     const renamed = fileOf(GROWER, { selfReferential: true, agentName: 'Zed' });
     const resumed = conversationGraph(renamed, structuredClone(state)) as VersionedGraph;
     expect(resumed.config.agentName).toBe('Zed');

@@ -5,6 +5,7 @@ import { EventBus, type AgentEvent } from '../../src/events.js';
 import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { Sandbox, SandboxError } from '../../src/sandbox/index.js';
+import { fileOf } from '../support/agents.js';
 
 const NODES: NodeSpecInput[] = [
   { name: 'start1', action: 'chat_exact', instruction: 'Hi!', transitions: ['edit'] },
@@ -18,10 +19,6 @@ const NODES: NodeSpecInput[] = [
     transitionChoices: ['no', 'yes'],
   },
 ];
-
-function graphOf(config: Partial<GraphConfig> = {}): VersionedGraph {
-  return new VersionedGraph(graphFileSchema.parse({ name: 'grower', config, nodes: NODES }));
-}
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -37,7 +34,7 @@ describe('the self API inside the sandbox', () => {
 
   function enable(config: Partial<GraphConfig> = {}): void {
     mode?.dispose();
-    graph = graphOf(config);
+    graph = new VersionedGraph(fileOf(NODES, config, 'grower'));
     events = [];
     const bus = new EventBus();
     bus.on((event) => events.push(event));

@@ -7,6 +7,7 @@ import { loadGraphFile } from '../../src/graph/load.js';
 import { lintGraph } from '../../src/graph/lint.js';
 import type { VersionedGraph } from '../../src/graph/versioned.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
+import { everyRole } from '../support/agents.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
 
 const AGENT = fileURLToPath(new URL('../../meta/self-improving.autogram.json', import.meta.url));
@@ -42,7 +43,7 @@ describe('the self-improving agent (meta/self-improving.autogram.json)', () => {
     graph = conversationGraph(file, undefined) as VersionedGraph;
     agent = await Interpreter.create({
       graph,
-      models: { chatbot: model, classifier: model, userbot: model, embedder: model },
+      models: everyRole(model),
     });
   });
   afterAll(async () => {

@@ -3,10 +3,8 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { EventBus } from '../../src/events.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
-import { Script, ScriptedModel } from '../../src/llm/scripted.js';
 import { createRunStore } from '../../src/tui/run-store.js';
-
-const model = new ScriptedModel(new Script({ rules: [] }, 'no-models'), 'chatbot');
+import { noModels } from '../support/agents.js';
 
 describe('the chat view during a self-editing run', () => {
   it('marks the nodes the agent adds and changes, and counts nodes and versions as the edits happen', async () => {
@@ -34,7 +32,7 @@ describe('the chat view during a self-editing run', () => {
     });
     const agent = await Interpreter.create({
       graph,
-      models: { chatbot: model, classifier: model, userbot: model, embedder: model },
+      models: noModels,
       events: bus,
     });
     try {

@@ -4,51 +4,49 @@ import { render } from 'ink-testing-library';
 import type { ReactElement } from 'react';
 import { EventBus, type AgentEvent } from '../../src/events.js';
 import type { GraphEdit } from '../../src/graph/edit.js';
-import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
-import { StaticGraph } from '../../src/graph/view.js';
+import type { StaticGraph } from '../../src/graph/view.js';
 import { App } from '../../src/tui/App.js';
 import type { ChatLayoutProps } from '../../src/tui/layouts/ChatLayout.js';
 import { monoTheme } from '../../src/tui/theme.js';
+import { graphOf } from '../support/agents.js';
 
 /** A small support agent: a choice, a thought, a function call and an interjection. */
 export function supportGraph(): StaticGraph {
-  return new StaticGraph(
-    graphFileSchema.parse({
-      name: 'support',
-      config: { agentName: 'Ava', userName: 'Sam' },
-      nodes: [
-        {
-          name: 'start1',
-          action: 'chat',
-          instruction: 'Greet the user and ask what they need.',
-          transitions: ['billing', 'tech'],
-          transitionQuestion: 'What does the user need help with?',
-          transitionChoices: ['a question about a bill', 'a technical problem'],
-        },
-        {
-          name: 'billing',
-          action: 'thought',
-          instruction: 'plan = Plan the answer.',
-          transitions: ['answer'],
-        },
-        { name: 'tech', action: 'function', instruction: 'fix = diagnose(issue)', transitions: ['answer'] },
-        {
-          name: 'diagnose(issue)',
-          action: 'local_function',
-          instruction: 'Find the cause of $issue.',
-          transitions: ['return'],
-        },
-        { name: 'answer', action: 'chat', instruction: 'Answer using $plan.', transitions: ['start1'] },
-        {
-          name: 'angry',
-          action: 'chat',
-          instruction: 'Calm the user.',
-          conditionInterjection: 'The user is angry.',
-          transitions: ['start1'],
-        },
-      ],
-    }),
+  return graphOf(
+    [
+      {
+        name: 'start1',
+        action: 'chat',
+        instruction: 'Greet the user and ask what they need.',
+        transitions: ['billing', 'tech'],
+        transitionQuestion: 'What does the user need help with?',
+        transitionChoices: ['a question about a bill', 'a technical problem'],
+      },
+      {
+        name: 'billing',
+        action: 'thought',
+        instruction: 'plan = Plan the answer.',
+        transitions: ['answer'],
+      },
+      { name: 'tech', action: 'function', instruction: 'fix = diagnose(issue)', transitions: ['answer'] },
+      {
+        name: 'diagnose(issue)',
+        action: 'local_function',
+        instruction: 'Find the cause of $issue.',
+        transitions: ['return'],
+      },
+      { name: 'answer', action: 'chat', instruction: 'Answer using $plan.', transitions: ['start1'] },
+      {
+        name: 'angry',
+        action: 'chat',
+        instruction: 'Calm the user.',
+        conditionInterjection: 'The user is angry.',
+        transitions: ['start1'],
+      },
+    ],
+    { agentName: 'Ava', userName: 'Sam' },
+    'support',
   );
 }
 
@@ -62,7 +60,7 @@ export function chainGraph(count: number): StaticGraph {
     transitionQuestion: 'Which way?',
     transitionChoices: ['next', 'skip'],
   }));
-  return new StaticGraph(graphFileSchema.parse({ name: `chain${count}`, nodes }));
+  return graphOf(nodes, {}, `chain${count}`);
 }
 
 /** A versioned copy of the support graph, for self-editing runs. */
