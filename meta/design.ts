@@ -2,7 +2,8 @@
  * Runs the designer: the meta-autogram `meta/designer.autogram.json`, whose callable node
  * `design(description)` is applied by our own interpreter (AutoGRAMS §5.2). The host side only lends it
  * the `meta` helpers (in the sandbox, for this run only), counts the model calls, turns node events into
- * stage progress, and, when the designer gives up, keeps its partial work for the user to inspect.
+ * stage progress, and, when the designer gives up, keeps its partial work (the run's work record, which
+ * the helpers fill in) for the user to inspect.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,7 @@ import { StaticGraph } from '../src/graph/view.js';
 import type { ModelSet } from '../src/llm/types.js';
 import { UsageMeter, type UsageTotals } from '../src/llm/usage.js';
 import { extractDot } from './dot.js';
-import { designerHelpers, repairContext, type DesignRun } from './host.js';
+import { designerHelpers, repairContext, usableDraft, type DesignRun } from './host.js';
 import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
 import type { DotDraft } from './node-fields.js';
 import { saveDesignedGraph, savePartialWork, type SavedGraph } from './output.js';
@@ -99,9 +100,12 @@ const CHECK_TURNS = 8;
 /** Fixed, so the same design is checked with the same sampled transitions each time. */
 const CHECK_SEED = 1;
 
-/** What the designer graph's `design(description)` returns. */
+/**
+ * What the designer graph's `design(description)` returns: its verdict. What it made is read from the
+ * run's work, which its helpers fill in, not from this value.
+ */
 const returnedSchema = z.union([
-  z.object({ ok: z.literal(true), path: z.string() }),
+  z.object({ ok: z.literal(true) }),
   z.object({ ok: z.literal(false), stage: z.string(), reason: z.string() }),
 ]);
 
@@ -120,12 +124,8 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     limits: { ...DEFAULT_DESIGN_LIMITS, ...request.limits },
     model: models.chatbot,
     stages,
-    failedNodes: [],
+    work: {},
   };
-  const variables: Record<string, unknown> = {};
-  const offVariables = events.on((e) => {
-    if (e.type === 'variable.set') variables[e.name] = e.value;
-  });
   const offStages = stages.follow();
   let interpreter: Interpreter | undefined;
 
@@ -142,14 +142,15 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     interrupted = false,
   ): Promise<DesignFailure> => {
     stages.fail(reason);
+    const { work } = run;
     const partial = await savePartialWork(request.outDir, request.name, {
-      outline: stringOrUndefined(variables.outline),
-      dot: partialDot(variables.dot_reply),
+      outline: work.outline,
+      dot: partialDot(work.dotAnswer),
       lastAnswer: lastAnswer(run, tracker),
-      variables,
+      record: work,
     });
     // A check that fails comes after the graph was saved: that graph is work kept too.
-    const kept = run.saved ? [run.saved.graph, ...partial] : partial;
+    const kept = work.saved ? [work.saved.graph, ...partial] : partial;
     return {
       ok: false,
       stage,
@@ -172,10 +173,11 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     const returned = returnedSchema.safeParse(value);
     if (!returned.success)
       throw new UserError(
-        `the designer returned ${JSON.stringify(value)}, not {ok, path} or {ok, stage, reason}`,
+        `the designer returned ${JSON.stringify(value)}, not {ok: true} or {ok: false, stage, reason}`,
       );
     if (!returned.data.ok) return await fail(returned.data.stage, returned.data.reason);
-    const { graph, saved, draft, outline } = run;
+    const { graph, saved, outline } = run.work;
+    const draft = usableDraft(run.work);
     if (!graph || !saved || !draft || outline === undefined)
       throw new UserError('the designer returned ok before it drafted, wrote, assembled and saved a graph');
     const designed = { graph, saved, draft, outline };
@@ -199,7 +201,6 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     return await fail(stages.current ?? 'design', error.message, error.hint);
   } finally {
     offStages();
-    offVariables();
     interpreter?.dispose();
   }
 }
@@ -269,19 +270,14 @@ export async function loadDesigner(): Promise<StaticGraph> {
   return new StaticGraph(file);
 }
 
-function stringOrUndefined(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** The DOT in the model's last draft answer, or the whole answer when no graph can be found in it. */
-function partialDot(answer: unknown): string | undefined {
-  if (typeof answer !== 'string') return undefined;
-  return `${extractDot(answer) ?? answer}\n`;
+function partialDot(answer: string | undefined): string | undefined {
+  return answer === undefined ? undefined : `${extractDot(answer) ?? answer}\n`;
 }
 
 /** The answers of nodes whose fields failed, else the model's last answer. */
 function lastAnswer(run: DesignRun, tracker: RoundTripTracker): string | undefined {
-  const failed = run.failedNodes.flatMap((line) => {
+  const failed = (run.work.fields?.failures ?? []).flatMap((line) => {
     const node = /^node (\S+):/.exec(line)?.[1];
     const answer = node === undefined ? undefined : tracker.lastAnswer(`design: fields of ${node}`);
     return answer === undefined ? [] : [`## ${line}\n\n${answer}\n`];

@@ -1,7 +1,7 @@
 /**
  * The `meta` object the designer graph's code nodes call. Each helper checks what the graph hands it
  * (the designer is a graph anyone may edit, so a wrong argument is reported, not trusted), does one
- * job, and records what it produced in the run so a failed design can still show its partial work.
+ * job, and records what it produced in the run's work, which a failed design keeps as its partial work.
  */
 import { z } from 'zod';
 import { UserError } from '../src/errors.js';
@@ -9,15 +9,15 @@ import { lintGraph, MAX_CHOICES } from '../src/graph/lint.js';
 import { graphFileSchema, type GraphFile } from '../src/graph/schema.js';
 import type { LanguageModel } from '../src/llm/types.js';
 import { assembleGraph, type GraphIdentity } from './assemble.js';
-import { parseDotAnswer } from './dot.js';
+import { parseDotAnswer, type ParsedDot } from './dot.js';
 import { nodeBriefs, nodeFieldsSchema, type DotDraft, type NodeFields } from './node-fields.js';
 import { saveDesignedGraph, type SavedGraph } from './output.js';
 import type { DesignLimits } from './limits.js';
 import { repairNodes, type RepairContext } from './repair.js';
 import type { StageTracker } from './stages.js';
-import { writeNodeFields } from './write-fields.js';
+import { writeNodeFields, type WrittenFields } from './write-fields.js';
 
-/** What a design run knows and has made so far; the helpers fill it in as the designer goes. */
+/** What a design run knows: its bounds and tools, and the one record of what it has made. */
 export interface DesignRun {
   identity: GraphIdentity;
   outDir: string;
@@ -25,15 +25,28 @@ export interface DesignRun {
   /** The chatbot, wrapped so its calls are counted. */
   model: LanguageModel;
   stages: StageTracker;
-  /** The last usable DOT draft. */
-  draft?: DotDraft;
+  work: DesignWork;
+}
+
+/**
+ * What the designer has made so far, recorded by the helpers as they make it. The host reads a
+ * design's products here and only here: the graph's return value is its verdict, and its variables
+ * are its own working memory (shown as they change, never read back).
+ */
+export interface DesignWork {
+  /** The outline the DOT drafts are drawn from. */
   outline?: string;
-  /** The graph as last assembled or repaired. */
+  /** The model's last DOT answer, as it wrote it. */
+  dotAnswer?: string;
+  /** That answer as parsed, with the problems that stand in its way (none: a usable draft). */
+  dot?: ParsedDot;
+  /** Every node's fields, or the reasons some could not be written. */
+  fields?: WrittenFields;
+  /** The graph as last assembled or repaired, and what its last lint found. */
   graph?: GraphFile;
+  findings?: DesignFinding[];
   /** Where the graph was saved. */
   saved?: SavedGraph;
-  /** Nodes whose fields could not be written, each with the reason. */
-  failedNodes: string[];
 }
 
 /** A lint finding as the designer graph sees it: the node it names (if any) and one line of text. */
@@ -57,22 +70,26 @@ export function designerHelpers(run: DesignRun) {
     limits: () => ({ ...limits }),
     retry: (reason: unknown) => run.stages.retry(String(reason)),
 
+    keepOutline: (outline: unknown) => {
+      run.work.outline = text(outline, 'keepOutline(outline)');
+    },
+
     parseDot: async (answer: unknown) => {
-      const parsed = await parseDotAnswer(text(answer, 'parseDot(answer)'), limits);
+      run.work.dotAnswer = text(answer, 'parseDot(answer)');
+      const parsed = await parseDotAnswer(run.work.dotAnswer, limits);
       parsed.problems.push(...branchingProblems(parsed));
-      if (parsed.problems.length === 0) {
-        run.draft = parsed;
+      run.work.dot = parsed;
+      if (parsed.problems.length === 0)
         run.stages.summarize(`${parsed.nodes.length} nodes, ${parsed.edges.length} edges`);
-      }
       return parsed;
     },
 
-    writeNodeFields: async (dot: unknown, outline: unknown, description: unknown) => {
+    writeNodeFields: async (dot: unknown) => {
       const draft = checked(draftSchema, dot, 'writeNodeFields(dot)');
-      run.outline = text(outline, 'writeNodeFields(outline)');
+      const outline = keptOutline(run, 'writeNodeFields');
       const written = await writeNodeFields(
         draft,
-        { description: text(description, 'writeNodeFields(description)'), outline: run.outline },
+        { description: run.identity.description, outline },
         {
           model: run.model,
           concurrency: limits.concurrency,
@@ -80,15 +97,15 @@ export function designerHelpers(run: DesignRun) {
           onProgress: (done, total) => run.stages.progress(`${done}/${total} nodes`),
         },
       );
-      run.failedNodes = written.failures;
+      run.work.fields = written;
       if (written.failures.length === 0) run.stages.summarize(`${draft.nodes.length} nodes written`);
       return written;
     },
 
     assemble: (dot: unknown, fields: unknown) => {
       const draft = checked(draftSchema, dot, 'assemble(dot)');
-      run.graph = assembleGraph(draft, checkedFields(draft, fields), run.identity);
-      return run.graph;
+      run.work.graph = assembleGraph(draft, checkedFields(draft, fields), run.identity);
+      return run.work.graph;
     },
 
     lint: (graph: unknown): DesignFinding[] => {
@@ -96,6 +113,7 @@ export function designerHelpers(run: DesignRun) {
         ...(f.node ? { node: f.node } : {}),
         text: `${f.node ? `node ${f.node}: ` : ''}${f.message}${f.hint ? ` (${f.hint})` : ''}`,
       }));
+      run.work.findings = findings;
       run.stages.summarize(findings.length === 0 ? 'no findings' : `${findings.length} findings`);
       return findings;
     },
@@ -106,36 +124,47 @@ export function designerHelpers(run: DesignRun) {
         f.node ? [{ node: f.node, problem: f.text }] : [],
       );
       const result = await repairNodes(checked(graphFileSchema, graph, 'repair(graph)'), complaints, context);
-      run.graph = result.graph;
+      run.work.graph = result.graph;
       run.stages.summarize(`${result.repaired.length} nodes written again`);
       return result.graph;
     },
 
     save: async (graph: unknown) => {
       const file = checked(graphFileSchema, graph, 'save(graph)');
-      run.graph = file;
-      run.saved = await saveDesignedGraph(run.outDir, file);
-      run.stages.summarize(run.saved.graph);
-      return { ok: true, path: run.saved.graph };
+      run.work.graph = file;
+      run.work.saved = await saveDesignedGraph(run.outDir, file);
+      run.stages.summarize(run.work.saved.graph);
+      return { ok: true, path: run.work.saved.graph };
     },
   };
 }
 
 /**
  * What the repair pass needs from a run: the draft and outline its nodes were written from, and how to
- * call the model. Refused before the designer has parsed a draft and written its fields.
+ * call the model. Refused before the designer has parsed a usable draft and kept its outline.
  */
 export function repairContext(run: DesignRun): RepairContext {
-  if (!run.draft || run.outline === undefined)
-    throw new UserError('meta.repair: the designer must parse a draft and write its fields before repairing');
+  const draft = usableDraft(run.work);
+  if (!draft) throw new UserError('meta.repair: the designer must parse a usable draft before repairing');
   return {
-    draft: run.draft,
+    draft,
     description: run.identity.description,
-    outline: run.outline,
+    outline: keptOutline(run, 'repair'),
     model: run.model,
     concurrency: run.limits.concurrency,
     tries: run.limits.fieldTries,
   };
+}
+
+/** The last DOT draft parsed, when it has no problems. */
+export function usableDraft(work: DesignWork): DotDraft | undefined {
+  return work.dot && work.dot.problems.length === 0 ? work.dot : undefined;
+}
+
+function keptOutline(run: DesignRun, helper: string): string {
+  if (run.work.outline === undefined)
+    throw new UserError(`meta.${helper}: the designer must keep its outline first (meta.keepOutline)`);
+  return run.work.outline;
 }
 
 /**

@@ -46,8 +46,8 @@ export interface PartialWork {
   dot?: string | undefined;
   /** The last model answer that could not be used. */
   lastAnswer?: string | undefined;
-  /** Everything else the designer had in its variables, for inspection. */
-  variables: Record<string, unknown>;
+  /** The designer's work record, whole, for inspection. */
+  record: object;
 }
 
 /** Writes the partial work of a failed design into `dir` as `NAME.partial.*`; returns the paths written. */
@@ -58,7 +58,7 @@ export async function savePartialWork(dir: string, name: string, work: PartialWo
     [`${base}.outline.md`, work.outline],
     [`${base}.dot`, work.dot],
     [`${base}.last-answer.txt`, work.lastAnswer],
-    [`${base}.json`, `${JSON.stringify(work.variables, null, 2)}\n`],
+    [`${base}.json`, `${JSON.stringify(work.record, null, 2)}\n`],
   ];
   const written = files.filter((entry): entry is [string, string] => entry[1] !== undefined);
   await Promise.all(written.map(([path, text]) => writeFileAtomic(path, text)));

@@ -41,7 +41,7 @@ beforeEach(async () => {
     limits: DEFAULT_DESIGN_LIMITS,
     model: new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 }),
     stages: new StageTracker(designer, new EventBus()),
-    failedNodes: [],
+    work: {},
   };
   helpers = designerHelpers(run);
 });
@@ -53,8 +53,9 @@ afterEach(async () => {
 
 /** Parses a 4-node draft, writes its fields and assembles it, as the designer graph does. */
 async function designed(): Promise<{ dot: unknown; graph: GraphFile }> {
+  helpers.keepOutline('An outline.');
   const dot = await helpers.parseDot(dotAnswer(4));
-  const fields = (await helpers.writeNodeFields(dot, 'An outline.', 'a tutor bot')) as { fields: unknown };
+  const fields = (await helpers.writeNodeFields(dot)) as { fields: unknown };
   return { dot, graph: helpers.assemble(dot, fields.fields) as GraphFile };
 }
 

@@ -189,6 +189,11 @@ describe('the designer', () => {
     ]);
     expect(await readFile(join(dir, 'tutor.partial.dot'), 'utf8')).toBe('digraph { start -> a; a -> b; }\n');
     expect(await readFile(join(dir, 'tutor.partial.outline.md'), 'utf8')).toContain('Greet the user');
+    // The JSON is the designer's work record: what its helpers made, the last draft's problems included.
+    expect(JSON.parse(await readFile(join(dir, 'tutor.partial.json'), 'utf8'))).toMatchObject({
+      outline: expect.stringContaining('Greet the user'),
+      dot: { problems: expect.arrayContaining([expect.stringMatching(/no label/)]) },
+    });
     expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
     expect(events.at(-1)).toMatchObject({ type: 'design.stage', stage: 'dot', status: 'fail' });
   });
