@@ -1,5 +1,5 @@
 /** Short renderings of numbers and decisions shared by the status bar, transcript and history. */
-import type { Decision, GraphEdit } from './run-state.js';
+import type { Decision, TurnEdits } from './run-state.js';
 import { oneLine } from './text.js';
 
 /** `1234567` -> `1.2M`, `12345` -> `12.3k`, small numbers as they are. */
@@ -55,12 +55,12 @@ export function decisionText(decision: Decision, width: number): string {
 }
 
 /** `v4` for one version, `v3–v5` for a turn's several. */
-export function versionRange(edit: Pick<GraphEdit, 'from' | 'version'>): string {
+export function versionRange(edit: Pick<TurnEdits, 'from' | 'version'>): string {
   return edit.from === edit.version ? `v${edit.version}` : `v${edit.from}–v${edit.version}`;
 }
 
 /** `v4 by self: +ask_age ~greet -old`, with the graph panel's markers, for its title. */
-export function editSummary(edit: GraphEdit): string {
+export function editSummary(edit: TurnEdits): string {
   const nodes = [
     ...edit.added.map((n) => `+${n}`),
     ...edit.changed.map((n) => `~${n}`),

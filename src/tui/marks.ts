@@ -2,7 +2,7 @@
  * How a node is marked wherever it is listed. Each state has a marker character as well as a colour,
  * so the graph reads the same with `NO_COLOR` set or on a monochrome terminal.
  */
-import type { GraphEdit } from './run-state.js';
+import type { TurnEdits } from './run-state.js';
 import type { Role } from './theme.js';
 
 /** The markers and the colour role of one node. */
@@ -19,7 +19,7 @@ export interface NodeMarks {
 export interface MarkSource {
   current?: string;
   visited: ReadonlySet<string>;
-  lastEdit?: GraphEdit;
+  lastEdit?: TurnEdits;
 }
 
 /** The marks of node `name`. */

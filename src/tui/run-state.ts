@@ -34,7 +34,7 @@ export type TranscriptEntry =
  * makes several edits at once (add a node, then link to it), so the view marks the turn's edits
  * together rather than only the very last one.
  */
-export interface GraphEdit {
+export interface TurnEdits {
   /** First and last version made this turn. */
   from: number;
   version: number;
@@ -55,7 +55,7 @@ export interface GraphEdit {
 }
 
 /** The reply being worked on: its decisions so far and the text streamed for it. */
-export interface Turn {
+export interface ReplyInProgress {
   decisions: Decision[];
   streamed: string;
   /** Set while a thought node runs; its streamed text becomes a thought decision. */
@@ -69,12 +69,12 @@ export interface RunState {
   /** Node names as of the last edit, to tell added nodes from changed ones and find removed ones. */
   known: ReadonlySet<string>;
   /** The edits of the current turn, or the last turn that made any. */
-  lastEdit?: GraphEdit;
+  lastEdit?: TurnEdits;
   version: number;
   nodeCount: number;
   /** Entries in order; an entry's id is its index. */
   transcript: TranscriptEntry[];
-  turn: Turn;
+  turn: ReplyInProgress;
   /** The agent is between a user message (or the run start) and its reply. */
   working: boolean;
   /** The user submitted text and no event has answered it yet. */
@@ -263,13 +263,13 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
 }
 
 /** A thought node streams its thought; any other node streams what will become the reply. */
-function enterNode(turn: Turn, node: string, action: string): Turn {
+function enterNode(turn: ReplyInProgress, node: string, action: string): ReplyInProgress {
   if (action.startsWith('thought')) return { ...turn, thinking: { node, text: '' } };
   return turn;
 }
 
 /** Turns a finished thought into a decision, so it stays folded under the reply it led to. */
-function settleThought(turn: Turn): Turn {
+function settleThought(turn: ReplyInProgress): ReplyInProgress {
   if (!turn.thinking) return turn;
   const { thinking, ...rest } = turn;
   if (!thinking.text.trim()) return rest;
@@ -277,7 +277,7 @@ function settleThought(turn: Turn): Turn {
 }
 
 /** Adds a decision after the thought in progress, which is settled first. */
-function withDecision(turn: Turn, decision: Decision): Turn {
+function withDecision(turn: ReplyInProgress, decision: Decision): ReplyInProgress {
   const settled = settleThought(turn);
   return { ...settled, decisions: [...settled.decisions, decision] };
 }
@@ -317,7 +317,7 @@ function applyEdit(
   const open = state.lastEdit && !state.lastEdit.closed ? state.lastEdit : undefined;
   const before = open?.before ?? state.known;
   const touched = [...new Set([...(open?.touched ?? []), ...event.nodes])];
-  const lastEdit: GraphEdit = {
+  const lastEdit: TurnEdits = {
     from: open?.from ?? event.version,
     version: event.version,
     by: open?.by.includes(event.by) ? open.by : [...(open?.by ?? []), event.by],

@@ -1,13 +1,13 @@
 import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import { memo } from 'react';
-import type { Turn } from '../run-state.js';
+import type { ReplyInProgress } from '../run-state.js';
 import { tailLines } from '../text.js';
 import { useTheme } from '../theme.js';
 import { Decisions } from './Transcript.js';
 
 export interface LiveTurnProps {
-  turn: Turn;
+  turn: ReplyInProgress;
   working: boolean;
   ended: boolean;
   current?: string;
