@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --no-node-snapshot
+#!/usr/bin/env node
 // Checked before any import of ours: on an older Node the ESM graph would fail with an obscure error.
 // Node 24 because isolated-vm 7, which runs code nodes, ships for Node 24 and later only.
 const major = Number(process.versions.node.split('.')[0]);
@@ -10,6 +10,10 @@ if (major < 24) {
 }
 // React (behind the terminal UI) runs its slower development build unless told otherwise.
 process.env.NODE_ENV ??= 'production';
+// No --no-node-snapshot here, though isolated-vm needs it: it slows the start of every command by some
+// 35 ms, so a command restarts itself with it only when it is about to run code (src/cli/sandbox-process.ts).
+const { restartEarly } = await import('../dist/src/cli/sandbox-process.js');
+await restartEarly(process.argv);
 const { main } = await import('../dist/src/cli/main.js');
 process.exitCode = await main(process.argv);
 // An interrupted run ends now: model calls still in flight must not hold the process open.

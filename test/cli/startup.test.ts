@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/run-cli.js';
+import { runCli, type RunCliOptions } from '../support/run-cli.js';
 
-// Preloaded into the CLI's process: lists on stderr, at exit, the npm packages the process loaded.
+// Preloaded into the CLI's process (and, through NODE_OPTIONS, into the process it restarts as): lists
+// on stderr, at exit, the npm packages the process loaded and whether Node's startup snapshot was off.
 const RECORD_PACKAGES = `
 import { registerHooks } from 'node:module';
 const seen = new Set();
@@ -12,24 +13,69 @@ registerHooks({
     return next(url, context);
   },
 });
-process.on('exit', () => process.stderr.write(\`packages: \${[...seen].sort().join(' ')}\\n\`));
+process.on('exit', () => {
+  process.stderr.write(\`packages: \${[...seen].sort().join(' ')}\\n\`);
+  process.stderr.write(\`sandbox-ready: \${process.execArgv.includes('--no-node-snapshot')}\\n\`);
+});
 `;
 
-async function packagesLoadedBy(args: string[]): Promise<string[]> {
-  const hook = `data:text/javascript,${encodeURIComponent(RECORD_PACKAGES)}`;
-  const { code, stderr } = await runCli(args, { env: { NODE_OPTIONS: `--import=${hook}` } });
-  expect(code).toBe(0);
-  const line = /^packages: (.*)$/m.exec(stderr);
-  if (!line) throw new Error(`no package list on stderr:\n${stderr}`);
-  return line[1]!.split(' ').filter(Boolean);
+interface Startup {
+  packages: string[];
+  /** Whether the command ran with --no-node-snapshot, which only a restart for the sandbox adds. */
+  restarted: boolean;
+  stdout: string;
 }
+
+async function startup(args: string[], options: RunCliOptions = {}): Promise<Startup> {
+  const hook = `data:text/javascript,${encodeURIComponent(RECORD_PACKAGES)}`;
+  const { code, stdout, stderr } = await runCli(args, {
+    ...options,
+    env: { ...options.env, NODE_OPTIONS: `--import=${hook}` },
+  });
+  expect(code, stderr).toBe(0);
+  const packages = /^packages: (.*)$/m.exec(stderr);
+  const ready = /^sandbox-ready: (true|false)$/m.exec(stderr);
+  if (!packages || !ready) throw new Error(`no package list on stderr:\n${stderr}`);
+  return { packages: packages[1]!.split(' ').filter(Boolean), restarted: ready[1] === 'true', stdout };
+}
+
+/** Nothing listens here: a graph command given no model must not find one on this machine. */
+const NO_SERVER = { META_AGENT_PROBE_URLS: 'http://127.0.0.1:9/v1' };
 
 describe('meta-agent start-up', () => {
   it('prints its help with commander alone: a command loads its implementation when it runs', async () => {
-    expect(await packagesLoadedBy(['--help'])).toEqual(['commander']);
+    expect(await startup(['--help'])).toMatchObject({ packages: ['commander'], restarted: false });
   });
 
-  it('validates a JSON graph without the model client, the sandbox, Graphviz or the CSV parser', async () => {
-    expect(await packagesLoadedBy(['validate', 'meta/designer.autogram.json'])).toEqual(['commander', 'zod']);
+  it('validates and shows a JSON graph without the model client, the sandbox, Graphviz or the CSV parser', async () => {
+    for (const command of ['validate', 'show'])
+      expect(await startup([command, 'meta/designer.autogram.json'])).toMatchObject({
+        packages: ['commander', 'zod'],
+        restarted: false,
+      });
+  });
+
+  it('restarts with --no-node-snapshot to call a function of code, and loads no model client or tokenizer', async () => {
+    const call = await startup(['call', 'test/fixtures/engine/fibonacci.autogram.json', 'fibonacci(10)'], {
+      env: NO_SERVER,
+    });
+    expect(call).toMatchObject({ stdout: '34\n', restarted: true });
+    expect(call.packages).toEqual(['commander', 'isolated-vm', 'node-gyp-build', 'zod']);
+    // With an option before the graph, the command itself restarts once its arguments are parsed.
+    const later = await startup(
+      ['call', '--self-referential', 'test/fixtures/engine/fibonacci.autogram.json', 'fibonacci(3)'],
+      { env: NO_SERVER },
+    );
+    expect(later).toMatchObject({ stdout: '1\n', restarted: true });
+  });
+
+  it('chats on a graph without code in the process it started in, without the sandbox or the terminal UI', async () => {
+    const chat = await startup(
+      ['chat', 'test/fixtures/cli/quiz.autogram.json', '--script', 'test/fixtures/cli/quiz.script.json'],
+      { input: '4\n' },
+    );
+    expect(chat).toMatchObject({ stdout: 'What is 2 + 2?\nCorrect!\n', restarted: false });
+    // The classifier's answer comes from the script; its tokens are counted as a model's would be.
+    expect(chat.packages).toEqual(['@dqbd/tiktoken', 'commander', 'zod']);
   });
 });

@@ -43,7 +43,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
   }
   Object.assign(env, { NO_COLOR: '1' }, options.env);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', bin, ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import {
   addSelfReferentialOption,
   type ModelOptionValues,
 } from '../options.js';
+import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
 const EXAMPLES = `
 Examples:
@@ -39,6 +40,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, text: string, options: CallOptions) => {
+      await restartIfGraphRunsCode(path);
       const { runCall } = await import('../actions/call.js');
       await runCall(path, text, options);
     });

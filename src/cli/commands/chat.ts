@@ -11,6 +11,7 @@ import {
   addSelfReferentialOption,
   type ModelOptionValues,
 } from '../options.js';
+import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
 const EXAMPLES = `
 Examples:
@@ -67,6 +68,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: ChatOptions) => {
+      await restartIfGraphRunsCode(path, options.state);
       const { runChat } = await import('../actions/chat.js');
       await runChat(path, options);
     });

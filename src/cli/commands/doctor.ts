@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
 Examples:
@@ -24,6 +25,8 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (options: ModelOptionValues) => {
+      // One of the checks runs code in the sandbox.
+      await restartForSandbox();
       const { runDoctor } = await import('../actions/doctor.js');
       await runDoctor(options);
     });

@@ -11,6 +11,7 @@ import {
   addSelfReferentialOption,
   type ModelOptionValues,
 } from '../options.js';
+import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
 const EXAMPLES = `
 Examples:
@@ -52,6 +53,7 @@ export function register(program: Command): void {
   addModelOptions(addSelfReferentialOption(command))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: SimulateOptions) => {
+      await restartIfGraphRunsCode(path);
       const { runSimulate } = await import('../actions/simulate.js');
       await runSimulate(path, options);
     });

@@ -1,0 +1,104 @@
+/**
+ * Code nodes run in isolated-vm, which needs a process started with `--no-node-snapshot`
+ * (sandbox/isolated-vm.ts). The flag costs every process some 35 ms of start-up, so bin/meta-agent.js
+ * starts without it, and a command that is about to run code restarts itself with it before it has
+ * loaded, read or written anything: `design` and `doctor` always, `chat`, `call` and `simulate` when their
+ * graph may run code.
+ */
+import { readFile } from 'node:fs/promises';
+import { isCallAction, parseTransition } from '../graph/parse.js';
+import { startedWithoutNodeSnapshot } from '../sandbox/isolated-vm.js';
+
+/** Runs this command again in a process that can run the sandbox, unless this one can. */
+export async function restartForSandbox(): Promise<void> {
+  if (startedWithoutNodeSnapshot()) return;
+  const args = [...process.execArgv, '--no-node-snapshot', ...process.argv.slice(1)];
+  // The same process, pid, terminal and signals, with the flag: nothing is left to forward.
+  if (process.platform !== 'win32' && process.execve)
+    process.execve(process.execPath, [process.execPath, ...args]);
+  // Windows has no exec: a child runs the command on the same console, which gives Ctrl+C to both; the
+  // child decides what it does.
+  process.on('SIGINT', () => undefined);
+  const { spawnSync } = await import('node:child_process');
+  const child = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  process.exit(child.status ?? 1);
+}
+
+/** Commands that run code whatever they are given. */
+const ALWAYS_RUN_CODE = new Set(['design', 'doctor']);
+
+/** Commands that run code when their graph file, their first argument, has some. */
+const RUN_GRAPHS = new Set(['call', 'chat', 'simulate']);
+
+/**
+ * The same decision as the commands make, taken from the command line before the program loads (which
+ * a restart would load again), where the command line is plain: the command, then its graph file. The
+ * commands decide again once their arguments are parsed, which covers every other form (options
+ * first, `chat --state`).
+ */
+export async function restartEarly(argv: readonly string[]): Promise<void> {
+  const [command, graph] = argv.slice(2);
+  const later = (arg: string) => arg === '-h' || arg === '--help' || arg.startsWith('--state');
+  if (command === undefined || argv.slice(3).some(later)) return;
+  if (ALWAYS_RUN_CODE.has(command)) await restartForSandbox();
+  else if (RUN_GRAPHS.has(command) && graph !== undefined && !graph.startsWith('-'))
+    await restartIfGraphRunsCode(graph);
+}
+
+/**
+ * Restarts for the sandbox when the graph file at `path` may run code, or when `statePath` holds a
+ * conversation that carries its own graph (a self-referential run's, which is the one run then).
+ */
+export async function restartIfGraphRunsCode(path: string, statePath?: string): Promise<void> {
+  if (startedWithoutNodeSnapshot()) return;
+  if ((await fileMayRunCode(path)) || (statePath !== undefined && (await carriesGraph(statePath))))
+    await restartForSandbox();
+}
+
+/**
+ * False only for a JSON graph file whose nodes plainly run no code. Anything else (a spreadsheet, a
+ * file that cannot be read or parsed) counts as code: a wrong yes costs a restart, a wrong no the run.
+ */
+async function fileMayRunCode(path: string): Promise<boolean> {
+  if (!path.toLowerCase().endsWith('.json')) return true;
+  try {
+    return graphMayRunCode(JSON.parse(await readFile(path, 'utf8')));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Whether running a graph (as its file holds it, not yet validated) may evaluate JavaScript: a code
+ * node, a function node (its arguments are expressions), a boolean condition or a `return EXPR`.
+ */
+export function graphMayRunCode(graph: unknown): boolean {
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes)) return true;
+  return nodes.some((node: unknown) => {
+    if (node === null || typeof node !== 'object') return true;
+    const { action, booleanCondition, transitions = [] } = node as Record<string, unknown>;
+    if (typeof action !== 'string' || action === 'code' || isCallAction(action)) return true;
+    if (booleanCondition !== undefined || !Array.isArray(transitions)) return true;
+    return transitions.some((text: unknown) => {
+      if (typeof text !== 'string') return true;
+      const target = parseTransition(text);
+      return target.kind === 'return' && target.expression !== undefined;
+    });
+  });
+}
+
+/** Whether the conversation state saved at `path` carries a graph; false when there is no such file. */
+async function carriesGraph(path: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return false;
+  }
+  try {
+    return (JSON.parse(text) as { graph?: unknown } | null)?.graph !== undefined;
+  } catch {
+    return true;
+  }
+}
