@@ -6,6 +6,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_DESIGN_LIMITS, LOCAL_CONCURRENCY } from '../../../meta/limits.js';
 import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
 Examples:
@@ -46,6 +47,8 @@ export function register(program: Command): void {
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (description: string, options: DesignOptions) => {
+      // The designer is a graph of code nodes.
+      await restartForSandbox();
       const { runDesign } = await import('../actions/design.js');
       await runDesign(description, options);
     });
