@@ -4,6 +4,7 @@
  */
 import type { DesignFigures, DesignSuccess } from '../../meta/design.js';
 import type { AgentEvent, EventBus } from '../events.js';
+import { plural } from './words.js';
 
 type StageEvent = Extract<AgentEvent, { type: 'design.stage' }>;
 
@@ -75,11 +76,6 @@ function callRows(figures: DesignFigures): [string, string][] {
     ['cost', usage.local ? 'none (local or scripted model)' : `$${usage.costUsd.toFixed(4)} (estimated)`],
     ['time', `${figures.seconds.toFixed(1)} s`],
   ];
-}
-
-/** `1 model call`, `2 model calls`. */
-export function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** Quotes a path for a shell when it needs it. */

@@ -6,7 +6,7 @@ import { UserError } from '../errors.js';
 import { lintGraph, type Finding } from '../graph/lint.js';
 import { loadGraphFile } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
-import { plural } from './design-report.js';
+import { plural } from './words.js';
 
 /** A graph file as a command receives it. */
 export interface OpenedGraph {

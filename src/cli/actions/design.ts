@@ -5,9 +5,10 @@ import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
 import type { DesignOptions } from '../commands/design.js';
-import { designSummary, plural, printStageLines } from '../design-report.js';
+import { designSummary, printStageLines } from '../design-report.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
+import { plural } from '../words.js';
 
 /** Designs a graph from `description` and writes it, with its views, into the output folder. */
 export async function runDesign(description: string, options: DesignOptions): Promise<void> {
