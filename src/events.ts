@@ -35,6 +35,8 @@ export type AgentEvent =
       model: string;
       purpose: string;
       usage: TokenUsage;
+      /** Estimated dollars; absent when the model has no known price (local, scripted). */
+      costUsd?: number;
       ms: number;
       scripted: boolean;
     }

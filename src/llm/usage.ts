@@ -175,6 +175,7 @@ export class UsageMeter {
       model: answeredBy || model.modelName,
       purpose,
       usage,
+      ...(cost !== undefined && { costUsd: cost }),
       ms: Math.round(ms),
       scripted: model.scripted,
     });

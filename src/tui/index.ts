@@ -8,7 +8,7 @@ export {
 } from './render.js';
 export { App, type AppProps } from './App.js';
 export { useRunState, type RunStateHandle } from './use-run-state.js';
-export { createRunStore, type CostFunction, type RunStore, type RunStoreOptions } from './run-store.js';
+export { createRunStore, type RunStore, type RunStoreOptions } from './run-store.js';
 export type { Decision, ReplyInProgress, RunState, TranscriptEntry, TurnEdits } from './run-state.js';
 export type { DesignStage, StageStatus } from './stages.js';
 export type { EditHistory, VersionRecord } from './version-diff.js';

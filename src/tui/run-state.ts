@@ -102,8 +102,6 @@ export type RunAction =
       type: 'event';
       event: AgentEvent;
       at: number;
-      /** Estimated cost of a `model.call`; undefined when its model has no known price. */
-      cost?: number;
       /** The graph's node names right after a `graph.edited`. */
       names?: readonly string[];
     }
@@ -173,9 +171,9 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
           prompt: state.tokens.prompt + event.usage.promptTokens,
           completion: state.tokens.completion + event.usage.completionTokens,
         },
-        cost: state.cost + (action.cost ?? 0),
+        cost: state.cost + (event.costUsd ?? 0),
         modelCalls: state.modelCalls + 1,
-        unpricedCalls: state.unpricedCalls + (action.cost === undefined ? 1 : 0),
+        unpricedCalls: state.unpricedCalls + (event.costUsd === undefined ? 1 : 0),
         // The chatbot's model names the run; other roles only fill in until it has answered.
         model: event.role === 'chatbot' || state.model === undefined ? event.model : state.model,
         scripted: state.scripted || event.scripted,

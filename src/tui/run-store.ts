@@ -4,16 +4,9 @@
  */
 import type { AgentEvent, EventBus } from '../events.js';
 import type { GraphView } from '../graph/view.js';
-import type { TokenUsage } from '../llm/types.js';
-import { costOf } from '../llm/usage.js';
 import { initialRunState, reduceRunState, type RunAction, type RunState } from './run-state.js';
 
-/** Estimates the dollar cost of one model call; undefined when the model's price is unknown. */
-export type CostFunction = (model: string, usage: TokenUsage) => number | undefined;
-
 export interface RunStoreOptions {
-  /** Defaults to the price list of the LLM layer (`costOf`). */
-  estimateCost?: CostFunction;
   /** The clock for elapsed time; tests pass a fixed one. */
   now?: () => number;
 }
@@ -38,7 +31,6 @@ export function createRunStore(
   options: RunStoreOptions = {},
 ): RunStore {
   const now = options.now ?? Date.now;
-  const estimateCost = options.estimateCost ?? costOf;
   const names = (): string[] => graph?.nodes().map((n) => n.name) ?? [];
   let state = initialRunState(
     { name: graph?.name ?? '', version: graph?.version ?? 0, names: names() },
@@ -52,10 +44,6 @@ export function createRunStore(
     for (const listener of listeners) listener();
   };
   const toAction = (event: AgentEvent): RunAction => {
-    if (event.type === 'model.call') {
-      const cost = estimateCost(event.model, event.usage);
-      return { type: 'event', event, at: now(), ...(cost !== undefined ? { cost } : {}) };
-    }
     // The graph is edited before the event is emitted, so its names are already the new ones.
     if (event.type === 'graph.edited') return { type: 'event', event, at: now(), names: names() };
     return { type: 'event', event, at: now() };

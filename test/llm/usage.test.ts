@@ -71,6 +71,9 @@ describe('UsageMeter', () => {
         usage: { promptTokens: 50, completionTokens: 1 },
       },
     ]);
+    // The event carries the cost the totals add up: the TUI and the trace read it from there.
+    const costs = events.map((event) => (event.type === 'model.call' ? event.costUsd : undefined));
+    expect(costs[0]! + costs[1]!).toBeCloseTo(meter.total().costUsd, 12);
   });
 
   it('emits the pieces of a stream as model.delta events before the model.call', async () => {

@@ -24,10 +24,8 @@ describe('StatusBar', () => {
     expect(statusLine(ui.frame())).toContain('nodes: 7 · v1');
   });
 
-  it('adds up tokens and estimated cost over model calls and names the chatbot model', async () => {
-    const perToken = (_model: string, u: { promptTokens: number; completionTokens: number }) =>
-      (u.promptTokens + u.completionTokens) * 0.0001;
-    const ui = mountChat({ estimateCost: perToken });
+  it('adds up tokens and the cost the model calls report, and names the chatbot model', async () => {
+    const ui = mountChat();
     await ui.emit(
       {
         type: 'model.call',
@@ -35,6 +33,7 @@ describe('StatusBar', () => {
         model: 'small-model',
         purpose: 'transition',
         usage: usage(900, 1),
+        costUsd: 0.0901,
         ms: 3,
         scripted: false,
       },
@@ -44,6 +43,7 @@ describe('StatusBar', () => {
         model: 'gpt-4o-mini',
         purpose: 'node start1',
         usage: usage(1000, 99),
+        costUsd: 0.1099,
         ms: 9,
         scripted: false,
       },

@@ -14,7 +14,6 @@ import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { chatHeights, splitColumns, useTerminalSize, type TerminalSize } from '../layout-size.js';
 import { nodeMarks } from '../marks.js';
-import type { CostFunction } from '../run-store.js';
 import { selectedNode, type Panel } from '../ui-state.js';
 import { useElapsed } from '../use-elapsed.js';
 import { useKeyboard } from '../use-keyboard.js';
@@ -31,7 +30,6 @@ export interface ChatLayoutProps {
   onQuit: () => void;
   /** The graph's edit history (a `VersionedGraph`); adds the History panel. */
   history?: EditHistory;
-  estimateCost?: CostFunction;
   /** The chatbot model, shown until the first model call names it. */
   model?: string;
   /** The scripted provider answers: the status bar says so before any model call does. */

@@ -12,7 +12,6 @@ import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { designHeight, splitColumns, useTerminalSize, type TerminalSize } from '../layout-size.js';
 import { nodeMarks } from '../marks.js';
-import type { CostFunction } from '../run-store.js';
 import { selectedNode, type Panel } from '../ui-state.js';
 import { useElapsed } from '../use-elapsed.js';
 import { useKeyboard } from '../use-keyboard.js';
@@ -25,7 +24,6 @@ export interface DesignLayoutProps {
   graph?: GraphView;
   /** Called on `q` or Ctrl+C once the view has unmounted. */
   onQuit: () => void;
-  estimateCost?: CostFunction;
   /** The chatbot model, shown until the first model call names it. */
   model?: string;
   /** The scripted provider answers: the status bar says so before any model call does. */
