@@ -12,6 +12,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+// What users run: bin/meta-agent.js sets the same default before React loads.
+process.env.NODE_ENV ??= 'production';
+
 const dir = fileURLToPath(new URL('../dist/bench/', import.meta.url));
 const SUFFIX = '.bench.js';
 

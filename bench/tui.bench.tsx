@@ -9,8 +9,9 @@
  * React's render, Ink's layout and the write to the fake terminal. The walk moves the current node
  * through the graph so the panel scrolls. Figures only; the target is one frame at 60 Hz (16 ms) at 100
  * nodes. Chalk only produces colour codes when it finds a colour terminal; `FORCE_COLOR=1` makes the
- * figures include them when the output is piped. React runs its development build unless
- * `NODE_ENV=production`; the table says which one was measured.
+ * figures include them when the output is piped. `npm run bench` measures React's production build,
+ * the one users run (bench/run.js sets NODE_ENV as bin/meta-agent.js does); run alone, this file measures
+ * whichever NODE_ENV says, and the table names it.
  *
  * Run: `npx tsc -p . && FORCE_COLOR=1 NODE_ENV=production node dist/bench/tui.bench.js`
  */
@@ -27,7 +28,7 @@ import { runStatus, StatusBar } from '../src/tui/components/StatusBar.js';
 import { layoutGraph } from '../src/tui/graph-layout.js';
 import { colorTheme, ThemeContext } from '../src/tui/theme.js';
 import { useRunState } from '../src/tui/use-run-state.js';
-import { printTable, quantiles } from './stats.js';
+import { printTable, quantiles, verdict } from './stats.js';
 
 /** One frame at 60 Hz. */
 export const TARGET_MS = 16;
@@ -169,7 +170,7 @@ export async function runTuiBench(): Promise<TuiBenchFigures> {
   for (const view of ['graph panel + status bar', 'chat view'] as const)
     for (const nodes of SIZES) rows.push(await measure(view, nodes));
   const target = rows.find((r) => r.view === 'graph panel + status bar' && r.nodes === 100)!;
-  const figures = { rows, meetsTarget: target.cpuMedianMs < TARGET_MS };
+  const figures = { rows, meetsTarget: target.cpuMedianMs <= TARGET_MS };
   printFigures(figures);
   return figures;
 }
@@ -178,7 +179,7 @@ function printFigures({ rows, meetsTarget }: TuiBenchFigures): void {
   const react = process.env['NODE_ENV'] === 'production' ? 'production' : 'development';
   printTable(
     `TUI benchmark: frame time after node.entered, ${TERMINAL.columns}×${TERMINAL.rows}, Node ${process.version}, React ${react} build`,
-    ['view', 'nodes', 'frames', 'median ms', 'p95 ms', 'cpu median ms'],
+    ['view', 'nodes', 'frames', 'median ms', 'p95 ms', 'cpu median ms', 'goal', ''],
     rows.map((r) => [
       r.view,
       String(r.nodes),
@@ -186,10 +187,12 @@ function printFigures({ rows, meetsTarget }: TuiBenchFigures): void {
       r.medianMs.toFixed(2),
       r.p95Ms.toFixed(2),
       r.cpuMedianMs.toFixed(2),
+      `cpu ≤ ${TARGET_MS} ms`,
+      verdict(r.cpuMedianMs <= TARGET_MS),
     ]),
   );
   console.log(
-    `target < ${TARGET_MS} ms per frame (CPU median) at 100 nodes, graph panel + status bar: ${meetsTarget ? 'met' : 'missed'}`,
+    `at 100 nodes, graph panel + status bar (the target this benchmark is held to): ${verdict(meetsTarget)}`,
   );
 }
 
