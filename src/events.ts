@@ -1,5 +1,5 @@
 /**
- * The typed event stream. The interpreter, the designer and the goal loop emit these; the TUI, the
+ * The typed event stream. The interpreter and the designer emit these; the TUI, the
  * `--json` output and the JSONL trace file are three consumers of the same stream. A leaf module.
  */
 
