@@ -60,10 +60,21 @@ export interface NodeFields {
  * The schema a node's answer must match. The number of choices and simulated-user instructions is fixed
  * by the node's outgoing edges (a node without edges continues the conversation with one), so a wrong
  * count is a validation error the model is told about, not something assembly has to guess around.
+ * Nodes with as many edges share one schema: zod compiles a schema on its first use, which costs more
+ * than validating with it.
  */
 export function nodeFieldsSchema(brief: NodeBrief): z.ZodType<NodeFields> {
-  const ways = Math.max(brief.outgoing.length, 1);
-  const branches = brief.outgoing.length > 1;
+  const edges = brief.outgoing.length;
+  let schema = schemasByEdges.get(edges);
+  if (!schema) schemasByEdges.set(edges, (schema = fieldsSchemaFor(edges)));
+  return schema;
+}
+
+const schemasByEdges = new Map<number, z.ZodType<NodeFields>>();
+
+function fieldsSchemaFor(edges: number): z.ZodType<NodeFields> {
+  const ways = Math.max(edges, 1);
+  const branches = edges > 1;
   const nonEmpty = z.string().trim().min(1);
   return z.object({
     action: z
