@@ -6,8 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toDot } from '../src/export/dot.js';
-import { toHtml } from '../src/export/html.js';
-import { toSvg } from '../src/export/svg.js';
+import { toSvgAndHtml } from '../src/export/html.js';
 import { saveGraphFile, writeFileAtomic } from '../src/graph/load.js';
 import type { GraphFile } from '../src/graph/schema.js';
 
@@ -30,7 +29,7 @@ export async function saveDesignedGraph(dir: string, file: GraphFile): Promise<S
     html: `${base}.html`,
   };
   await saveGraphFile(paths.graph, file);
-  const [svg, html] = await Promise.all([toSvg(file), toHtml(file)]);
+  const { svg, html } = await toSvgAndHtml(file);
   await Promise.all([
     writeFileAtomic(paths.dot, toDot(file)),
     writeFileAtomic(paths.svg, svg),

@@ -23,8 +23,20 @@ interface ViewerNode extends NodeSpec {
 
 /** Renders a graph file as an interactive, self-contained HTML page. */
 export async function toHtml(file: GraphFile): Promise<string> {
+  return (await toSvgAndHtml(file)).html;
+}
+
+/**
+ * Renders a graph file as an SVG document and as the HTML page around that same drawing, for a caller
+ * that writes both: the layout, which is most of the cost, is done once.
+ */
+export async function toSvgAndHtml(file: GraphFile): Promise<{ svg: string; html: string }> {
   const diagram = buildDiagram(file);
-  const svg = inlineSvg(await renderSvg(diagramToDot(diagram)));
+  const svg = await renderSvg(diagramToDot(diagram));
+  return { svg, html: page(file, diagram, inlineSvg(svg)) };
+}
+
+function page(file: GraphFile, diagram: Diagram, svg: string): string {
   const data = { nodes: viewerNodes(diagram) };
   const categoryPicker =
     diagram.categories.length === 0

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toHtml } from '../../src/export/html.js';
+import { toHtml, toSvgAndHtml } from '../../src/export/html.js';
+import { toSvg } from '../../src/export/svg.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
 import { FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
@@ -33,6 +34,12 @@ describe('HTML export', () => {
     expect(html).toContain('<svg');
     expect(html).not.toMatch(/<script[^>]+src=|<link\b|@import|url\(\s*['"]?https?:/i);
     expect(html).not.toMatch(/(src|href)\s*=\s*["']?(https?:)?\/\//i);
+  });
+
+  it('renders the SVG and the page around it from one layout, the same as each alone', async () => {
+    const both = await toSvgAndHtml(quizGraph);
+    expect(both.svg).toBe(await toSvg(quizGraph));
+    expect(both.html).toBe(await toHtml(quizGraph));
   });
 
   it('keeps node text from closing the data block or the script', async () => {
