@@ -88,17 +88,15 @@ export function graphMayRunCode(graph: unknown): boolean {
   });
 }
 
-/** Whether the conversation state saved at `path` carries a graph; false when there is no such file. */
+/**
+ * Whether the conversation saved at `path` may carry its own graph: a `"graph"` key anywhere in it (the
+ * file is a journal of JSON values, and any of them may set the state's graph; quotes inside strings
+ * are escaped, so only a key matches). False when there is no such file.
+ */
 async function carriesGraph(path: string): Promise<boolean> {
-  let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    return /"graph"\s*:/.test(await readFile(path, 'utf8'));
   } catch {
     return false;
-  }
-  try {
-    return (JSON.parse(text) as { graph?: unknown } | null)?.graph !== undefined;
-  } catch {
-    return true;
   }
 }

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type RunCliOptions } from '../support/run-cli.js';
 
@@ -39,6 +42,8 @@ async function startup(args: string[], options: RunCliOptions = {}): Promise<Sta
   return { packages: packages[1]!.split(' ').filter(Boolean), restarted: ready[1] === 'true', stdout };
 }
 
+const QUIZ = 'test/fixtures/cli/quiz.autogram.json';
+
 /** Nothing listens here: a graph command given no model must not find one on this machine. */
 const NO_SERVER = { META_AGENT_PROBE_URLS: 'http://127.0.0.1:9/v1' };
 
@@ -70,12 +75,26 @@ describe('meta-agent start-up', () => {
   });
 
   it('chats on a graph without code in the process it started in, without the sandbox or the terminal UI', async () => {
-    const chat = await startup(
-      ['chat', 'test/fixtures/cli/quiz.autogram.json', '--script', 'test/fixtures/cli/quiz.script.json'],
-      { input: '4\n' },
-    );
+    const chat = await startup(['chat', QUIZ, '--script', 'test/fixtures/cli/quiz.script.json'], {
+      input: '4\n',
+    });
     expect(chat).toMatchObject({ stdout: 'What is 2 + 2?\nCorrect!\n', restarted: false });
     // The classifier's answer comes from the script; its tokens are counted as a model's would be.
     expect(chat.packages).toEqual(['@dqbd/tiktoken', 'commander', 'zod']);
+  });
+
+  it('resumes a saved conversation on a graph without code without restarting', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'startup-'));
+    try {
+      const state = join(dir, 'quiz.state');
+      const args = ['chat', QUIZ, '--state', state, '--script', 'test/fixtures/cli/quiz.script.json'];
+      expect(await startup(args, { input: '4\n' })).toMatchObject({ restarted: false });
+      expect(await startup(args, { input: '5\n' })).toMatchObject({
+        stdout: 'What is 2 + 2?\n',
+        restarted: false,
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
