@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStateFile } from '../../src/cli/state-file.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { splitColumns } from '../../src/tui/layout-size.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
@@ -189,8 +190,8 @@ describe('meta-agent chat in a terminal (tmux)', () => {
     // Ctrl+C quits from the reply line (q would be typed into it); the state file has every reply.
     await tmux.press('C-c');
     expect(await tmux.waitForExit()).toBe(0);
-    const state = JSON.parse(await readFile(statePath, 'utf8')) as { graph: unknown };
-    const graph = VersionedGraph.fromJSON(state.graph);
+    const state = await loadStateFile(statePath);
+    const graph = VersionedGraph.fromJSON(state?.graph);
     expect(graph.history().map((record) => [record.version, record.op, record.name])).toEqual(
       TURNS.map((turn, i) => [i + 1, 'add', turn.name]),
     );
