@@ -32,14 +32,20 @@ export interface CompiledText {
   standalone: string;
   /** The text that runs; the user's line 1 is its line 1 + WRAPPED_LINE_OFFSET. */
   wrapped: string;
+  /** The scope variables the text can read by name (see `mentionedNames`). */
+  mentions: Mentions;
 }
+
+/** The names a text mentions, or `'all'`: it may reach any variable (see `mentionedNames`). */
+export type Mentions = ReadonlySet<string> | 'all';
 
 /**
  * Text for a code node. The caller must compile `standalone` first: only code that parses on its own
  * is wrapped, which is what keeps a stray `}` in it from closing the `try` block early.
  */
 export function wrapCode(code: string): CompiledText {
-  const names = capturableNames(code);
+  const words = identifierWords(code);
+  const names = variableNames(words);
   const thunks = names.map((name) => `()=>${name}`).join(',');
   // `const {} = …` binds no name (so it cannot clash with the user's) and, being a declaration,
   // leaves the block's completion value alone.
@@ -47,7 +53,7 @@ export function wrapCode(code: string): CompiledText {
     `${isStrict(code) ? "'use strict';" : ''}try{\n${code}\n` +
     `;const {}=${CAPTURE_HOOK}(${JSON.stringify(names)},[${thunks}]);\n` +
     `}catch(thrown){${FAIL_HOOK}(thrown)}${SOURCE_URL}`;
-  return { standalone: code, wrapped };
+  return { standalone: code, wrapped, mentions: mentionsOf(code, words) };
 }
 
 /** Text for one expression; its value is the completion value. */
@@ -55,6 +61,7 @@ export function wrapExpression(expression: string): CompiledText {
   return {
     standalone: `(${expression}\n)`,
     wrapped: `try{\n(${expression}\n)}catch(thrown){${FAIL_HOOK}(thrown)}${SOURCE_URL}`,
+    mentions: mentionedNames(expression),
   };
 }
 
@@ -68,15 +75,65 @@ const NOT_VARIABLES = new Set([
 ]);
 
 const IDENTIFIER = /[\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*/gu;
+const IDENTIFIER_PART = /[\p{ID_Continue}$\u200C\u200D]/u;
+const DIGIT = /[0-9]/;
+
+/** `\u0061` or `\u{61}`, which may spell (part of) an identifier the word list would miss. */
+const UNICODE_ESCAPE = /\\u/;
+
+/** Words through which code reaches variables it does not name: the global object, and code made from strings. */
+const REACHES_ANY_VARIABLE = ['globalThis', 'this', 'eval', 'Function'];
+
+/**
+ * The variables a text can read: those it names. Over-approximates on purpose (property names, words
+ * in strings and comments, keywords). `'all'` for a text that may read a variable by a name it does
+ * not spell out: through the global object (`globalThis[name]`), code made from strings, or an
+ * identifier written with a Unicode escape.
+ */
+export function mentionedNames(text: string): Mentions {
+  return mentionsOf(text, identifierWords(text));
+}
 
 /**
  * Every identifier in the code that could name a top-level variable. Over-approximates on purpose
  * (property names, words in strings and comments): a name with no binding is simply not found.
  */
 export function capturableNames(code: string): string[] {
-  const names = new Set<string>();
-  for (const [word] of code.matchAll(IDENTIFIER)) if (!NOT_VARIABLES.has(word)) names.add(word);
-  return [...names];
+  return variableNames(identifierWords(code));
+}
+
+function mentionsOf(text: string, words: ReadonlySet<string>): Mentions {
+  if (UNICODE_ESCAPE.test(text) || REACHES_ANY_VARIABLE.some((word) => words.has(word))) return 'all';
+  return words;
+}
+
+/** The words of the text that could be identifiers, less those that can only be property names. */
+function identifierWords(text: string): Set<string> {
+  const words = new Set<string>();
+  for (const match of text.matchAll(IDENTIFIER))
+    if (!followsMemberDot(text, match.index)) words.add(match[0]);
+  return words;
+}
+
+/**
+ * Whether the word at `index` is a property name after a member access (`list.push`, `f().x`, `a?.b`):
+ * a variable is never written there. Not after `...` (a spread names a variable), nor after a number
+ * literal's dot (`5.` may end a statement, and the word start the next).
+ */
+function followsMemberDot(text: string, index: number): boolean {
+  if (text[index - 1] !== '.') return false;
+  const before = text[index - 2];
+  if (before === ')' || before === ']' || before === '?') return true;
+  if (before === undefined || !IDENTIFIER_PART.test(before)) return false;
+  let start = index - 2;
+  while (start > 0 && IDENTIFIER_PART.test(text[start - 1]!)) start--;
+  return !DIGIT.test(text[start]!);
+}
+
+function variableNames(words: Iterable<string>): string[] {
+  const names: string[] = [];
+  for (const word of words) if (!NOT_VARIABLES.has(word)) names.push(word);
+  return names;
 }
 
 /** Comments and white space that may come before a directive. */

@@ -1,11 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { capturableNames, isStrict, wrapCode, wrapExpression } from '../../src/sandbox/wrap.js';
+import {
+  capturableNames,
+  isStrict,
+  mentionedNames,
+  wrapCode,
+  wrapExpression,
+} from '../../src/sandbox/wrap.js';
 
 describe('the text compiled for code and expressions', () => {
-  it('lists each identifier the code mentions once, without keywords or the hooks', () => {
+  it('lists each identifier the code mentions once, without keywords, the hooks or property names', () => {
     expect(
       capturableNames('let total = 0; for (const item of items) total += item.price; __sandboxFail'),
-    ).toEqual(['total', 'item', 'of', 'items', 'price']);
+    ).toEqual(['total', 'item', 'of', 'items']);
+  });
+
+  it('takes a word after a dot for a property name only after a member access', () => {
+    expect(capturableNames('a.b; f().c; d[0].e; g?.h; [...i]; j = 5.\nk; 1.5.l; m .n')).toEqual([
+      'a',
+      'f',
+      'd',
+      'g',
+      'i',
+      'j',
+      'k',
+      'l',
+      'm',
+      'n',
+    ]);
+  });
+
+  it('says which variables a text can read: those it names, or all of them', () => {
+    expect(mentionedNames('total > limit && items.length < 10')).toEqual(
+      new Set(['total', 'limit', 'items']),
+    );
+    for (const reachesAny of ['globalThis[name]', 'this.x', 'eval(text)', 'Function(text)()', 'v\\u0031 + 1'])
+      expect(mentionedNames(reachesAny), reachesAny).toBe('all');
   });
 
   it('lists identifiers beyond ASCII', () => {
