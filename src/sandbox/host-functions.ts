@@ -36,6 +36,7 @@ interface Namespace {
 /** The namespaces lent to one sandbox and the dispatchers that call into them. */
 export class HostFunctions {
   readonly #namespaces = new Map<string, Namespace>();
+  #version = 0;
   #dispatcher: ivm.Callback | undefined;
   #asyncDispatcher: ivm.Reference | undefined;
 
@@ -71,11 +72,22 @@ export class HostFunctions {
       if (typeof value !== 'function')
         throw new TypeError(`cannot expose ${name}.${fn} in the sandbox: it is not a function`);
     this.#namespaces.set(name, { functions: Object.freeze({ ...functions }), awaited });
+    this.#version++;
   }
 
   /** Withdraws a namespace; code run afterwards no longer sees it. */
   unexpose(name: string): void {
-    this.#namespaces.delete(name);
+    if (this.#namespaces.delete(name)) this.#version++;
+  }
+
+  /** Changes whenever the layout does: a context set up with an older one must be set up again. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** The namespaces whose functions the code waits for. */
+  awaitedNames(): string[] {
+    return [...this.#namespaces].flatMap(([name, { awaited }]) => (awaited ? [name] : []));
   }
 
   /** Whether `name` is a lent namespace (it hides a scope variable of the same name). */
