@@ -1,19 +1,22 @@
 /**
- * The JavaScript that prepares each fresh context, and the shape of what it hands back. It is source
+ * The JavaScript that prepares a context, once, and then runs every evaluation in it. It is source
  * text because it runs inside the isolate, where nothing of ours exists.
  *
  * Setup (`evalClosure`, before any user code, so nothing it captures has been tampered with) removes
  * the globals whose work would happen outside an evaluation's time or memory limit, pins
- * `Error.prepareStackTrace`, installs a collecting `console` and the two hooks the wrapped code calls,
- * and returns `run`.
+ * `Error.prepareStackTrace`, installs a collecting `console`, the two hooks the wrapped code calls and
+ * the exposed namespaces, then freezes every builtin: what one evaluation does to `Array.prototype` or
+ * `Math` cannot reach the next, which is what makes one context safe to reuse. It returns `run`.
  *
- * `run(scope, layout, source, mode)` is the evaluation, in one call under one time limit: it defines
- * the scope variables and the exposed namespaces, evaluates the wrapped source with an indirect `eval`
- * (global code, exactly as a script; the only way to hold the completion value without a second call),
- * and builds the answer out of fresh plain objects and arrays, so that copying it to the host runs no
- * JavaScript at all (isolated-vm copies with JavaScript disallowed). User code can tamper with builtins
- * in its own context; that can distort only this evaluation's own answer, so the guest captures the
- * functions it needs rather than defending every prototype method.
+ * `run(scope, source, mode, waits)` is the evaluation, in one call under one time limit. It first
+ * undoes what the last evaluation did to the global object (the one thing left unfrozen: code's `var`
+ * and bare assignments land there) and answers `tampered` when that cannot be done, for the host to
+ * start over in a fresh context. It then defines the scope variables, evaluates the wrapped source
+ * with an indirect `eval` (global code, exactly as a script; the only way to hold the completion value
+ * without a second call), and builds the answer out of fresh plain objects and arrays, so that
+ * copying it to the host runs no JavaScript at all (isolated-vm copies with JavaScript disallowed).
+ * The guest captures the functions it needs at setup, so code that tampers with what is left
+ * unfrozen can distort only its own evaluation's answer.
  */
 import { CAPTURE_HOOK, CODE_FILENAME, FAIL_HOOK, WRAPPED_LINE_OFFSET } from './wrap.js';
 
@@ -41,24 +44,30 @@ export type GuestOutcome =
   | { ok: true; value: unknown; scope: Record<string, unknown>; logs: string[] }
   | { ok: false; problem: 'thrown'; name: string; message: string; line?: number; logs: string[] }
   | { ok: false; problem: 'syntax'; message: string }
-  | ({ ok: false; problem: 'uncopyable' } & UncopyablePlace);
+  | ({ ok: false; problem: 'uncopyable' } & UncopyablePlace)
+  | { ok: false; problem: 'tampered' };
 
 /** What the host function dispatcher answers a call from inside. */
 export type HostReply = { ok: true; value: unknown } | { ok: false; message: string };
 
 /**
  * Parameters: $0 the synchronous host dispatcher (a function), $1 the asynchronous one (a Reference,
- * which never leaves this closure), $2 GuestOptions. Returns `run(scope, layout, source, mode)`, where
- * layout is NamespaceLayout[].
+ * which never leaves this closure), $2 GuestOptions, $3 the namespaces (NamespaceLayout[]). Returns
+ * `run(scope, source, mode, waits)`; `waits`: the code may call asynchronous namespaces (the call into
+ * the isolate is asynchronous, so the isolate may wait for the host).
  */
 export const GUEST_SETUP = String.raw`'use strict';
-const dispatch = $0, asyncDispatch = $1, options = $2;
+const dispatch = $0, asyncDispatch = $1, options = $2, layout = $3;
 const g = globalThis, indirectEval = g.eval;
-const { create, defineProperty, freeze, getOwnPropertyNames, getPrototypeOf, hasOwn, keys } = Object;
+const { create, defineProperty, freeze, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols,
+  getPrototypeOf, hasOwn, is, isExtensible, keys, preventExtensions } = Object;
+const { apply, deleteProperty, ownKeys } = Reflect;
 const isArray = Array.isArray, objectPrototype = Object.prototype;
 const ErrorCtor = Error, SyntaxErrorCtor = SyntaxError, TypeErrorCtor = TypeError;
-const stringify = JSON.stringify, toText = String;
-const identifier = /^[A-Za-z_$][\w$]*$/;
+const stringify = JSON.stringify, toText = String, regexpExec = RegExp.prototype.exec;
+// RegExp.prototype stays unfrozen (see below): the guest matches through the exec it holds.
+const matches = (pattern, text) => apply(regexpExec, pattern, [text]) !== null;
+const identifier = /^[A-Za-z_$][\w$]*$/, vowel = /^[AEIOU]/, anything = /(?:)/;
 // A stack frame in the user's code; not the origin of an \`eval at …\` frame, whose line V8 gives unadjusted.
 const codeLine = /\bat (?:.*? \()?${CODE_FILENAME.replace('.', '\\.')}:(\d+):\d+\)?$/m;
 
@@ -69,8 +78,8 @@ defineProperty(ErrorCtor, 'prepareStackTrace', { value: undefined, writable: fal
 
 const put = (array, index, value) =>
   defineProperty(array, index, { value, writable: true, enumerable: true, configurable: true });
-const member = (key) => (identifier.test(key) ? '.' + key : '[' + stringify(key) + ']');
-const an = (noun) => (/^[AEIOU]/.test(noun) ? 'an ' : 'a ') + noun;
+const member = (key) => (matches(identifier, key) ? '.' + key : '[' + stringify(key) + ']');
+const an = (noun) => (matches(vowel, noun) ? 'an ' : 'a ') + noun;
 const describe = (value) => {
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'symbol') return 'a symbol';
@@ -114,8 +123,8 @@ const toPlain = (value, path, ancestors) => {
   return copy;
 };
 
-// console: output is kept (bounded) and handed back with the variables.
-const logs = [];
+// console: output is kept (bounded) and handed back with the variables; each evaluation starts a new list.
+let logs = [];
 const format = (value) => {
   if (typeof value === 'string') return value;
   try { const json = stringify(value); if (json !== undefined) return json; } catch {}
@@ -151,7 +160,7 @@ const fail = (error) => {
       const ownName = error.name, ownMessage = error.message, stack = error.stack;
       name = typeof ownName === 'string' ? ownName : '';
       message = typeof ownMessage === 'string' ? ownMessage : format(error);
-      const at = typeof stack === 'string' ? codeLine.exec(stack) : null;
+      const at = typeof stack === 'string' ? apply(regexpExec, codeLine, [stack]) : null;
       if (at !== null) line = +at[1] - ${WRAPPED_LINE_OFFSET};
     } else message = format(error);
   } catch { message = 'the code threw a value that could not be described'; }
@@ -161,9 +170,13 @@ const hook = (value) => ({ value, writable: false, enumerable: false, configurab
 defineProperty(g, '${CAPTURE_HOOK}', hook(capture));
 defineProperty(g, '${FAIL_HOOK}', hook(fail));
 
+// The namespaces, read-only. An asynchronous one may only be called while the host waits for it.
+let mayWait = false;
 const stub = (namespace, fn, awaited) => {
   const label = namespace + '.' + fn;
   return { [fn](...args) {
+    if (awaited && !mayWait)
+      throw new ErrorCtor(label + ' waits for the host, so only code that names ' + namespace + ' may call it');
     const copies = [];
     for (let i = 0; i < args.length; i++) {
       try { put(copies, i, toPlain(args[i], '', [])); } catch (error) {
@@ -179,8 +192,192 @@ const stub = (namespace, fn, awaited) => {
     throw new ErrorCtor(reply.message);
   } }[fn];
 };
-const UNCOPYABLE = freeze(create(null));
+const exposed = create(null);
+for (let i = 0; i < layout.length; i++) {
+  const namespace = layout[i][0], fns = layout[i][1], awaited = layout[i][2], api = {};
+  exposed[namespace] = true;
+  for (let j = 0; j < fns.length; j++) defineProperty(api, fns[j], { value: freeze(stub(namespace, fns[j], awaited)), enumerable: true });
+  defineProperty(g, namespace, { value: freeze(api), writable: false, enumerable: false, configurable: false });
+}
+
+// Only redefining a property (defineProperty and its kin) can make a global non-enumerable or an
+// accessor, which the quick check before each evaluation does not look for: these note that they
+// were called, and the next check is a thorough one. A proxy keeps them looking native.
+let redefined = false;
+const noteCalls = (object, name) => {
+  object[name] = new Proxy(object[name], { apply(target, self, args) { redefined = true; return apply(target, self, args); } });
+};
+noteCalls(Object, 'defineProperty');
+noteCalls(Object, 'defineProperties');
+noteCalls(Reflect, 'defineProperty');
+noteCalls(ErrorCtor, 'captureStackTrace');
+noteCalls(objectPrototype, '__defineGetter__');
+noteCalls(objectPrototype, '__defineSetter__');
+
+// A frozen prototype would refuse code assigning a property of the same name to its own objects
+// (this.name = … in an Error subclass, counts[word] = … for the word 'constructor'), as if the
+// property were read-only. These properties become accessors whose setter defines the property on
+// the object assigned to, which is what assigning there does when the prototype is not frozen.
+const keepAssignable = (object, names) => {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i], property = getOwnPropertyDescriptor(object, name);
+    if (property === undefined || !hasOwn(property, 'value')) continue;
+    const value = property.value;
+    defineProperty(object, name, {
+      get() { return value; },
+      set(assigned) {
+        if (this === object) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of a builtin prototype");
+        if (this === null || (typeof this !== 'object' && typeof this !== 'function')) return;
+        defineProperty(this, name, { value: assigned, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: property.enumerable,
+      configurable: false,
+    });
+  }
+};
+keepAssignable(objectPrototype, getOwnPropertyNames(objectPrototype));
+keepAssignable(Function.prototype, ['constructor', 'bind', 'toString']);
+for (const name of ['Error', 'AggregateError', 'EvalError', 'RangeError', 'ReferenceError', 'SuppressedError',
+  'SyntaxError', 'TypeError', 'URIError'])
+  if (typeof g[name] === 'function') keepAssignable(g[name].prototype, ['constructor', 'name', 'message', 'toString']);
+
+// Every builtin is frozen: each object reachable from the global object by properties, accessors and
+// prototypes, and the intrinsics only an instance leads to. Error keeps one writable property,
+// stackTraceLimit, which each evaluation starts from afresh. RegExp.prototype stays as V8 made it:
+// V8 runs regular expressions off their fast path (eight times slower) once its shape changes, so
+// each evaluation checks it instead (see intact).
+const regexpPrototype = RegExp.prototype;
+const stackTraceLimit = ErrorCtor.stackTraceLimit;
+const reached = new Set([g]), pending = [];
+const reach = (value) => {
+  if ((typeof value === 'object' || typeof value === 'function') && value !== null && !reached.has(value)) {
+    reached.add(value);
+    pending.push(value);
+  }
+};
+const reachProperties = (object) => {
+  const names = ownKeys(object);
+  for (let i = 0; i < names.length; i++) {
+    const property = getOwnPropertyDescriptor(object, names[i]);
+    reach(property.value);
+    reach(property.get);
+    reach(property.set);
+  }
+};
+const freezeAllBut = (object, writable) => {
+  const names = ownKeys(object);
+  for (let i = 0; i < names.length; i++)
+    if (names[i] !== writable) defineProperty(object, names[i], hasOwn(getOwnPropertyDescriptor(object, names[i]), 'value')
+      ? { writable: false, configurable: false } : { configurable: false });
+  defineProperty(object, writable, { configurable: false });
+  preventExtensions(object);
+};
+const instances = [function* () {}, async function () {}, async function* () {}, [][Symbol.iterator](),
+  new Map().entries(), new Set().values(), ''[Symbol.iterator](), anything[Symbol.matchAll](''),
+  [].values().map((x) => x), Iterator.from({ next() {} })];
+if (typeof Intl === 'object' && typeof Intl.Segmenter === 'function') {
+  const segments = new Intl.Segmenter().segment('');
+  instances.push(segments, segments[Symbol.iterator]());
+}
+reachProperties(g);
+reach(getPrototypeOf(g));
+for (let i = 0; i < instances.length; i++) reach(getPrototypeOf(instances[i]));
+while (pending.length > 0) {
+  const object = pending.pop();
+  reach(getPrototypeOf(object));
+  reachProperties(object);
+  if (object === ErrorCtor) freezeAllBut(object, 'stackTraceLimit');
+  else if (object !== regexpPrototype) freeze(object);
+}
+
+// What the global object and RegExp.prototype are like now, before any evaluation.
+const globalPrototype = getPrototypeOf(g), original = create(null), changeable = [];
+const globalNames = ownKeys(g);
+for (let i = 0; i < globalNames.length; i++) {
+  const property = getOwnPropertyDescriptor(g, globalNames[i]);
+  original[globalNames[i]] = property;
+  if (property.configurable) changeable.push(globalNames[i]);
+}
+const regexpNames = ownKeys(regexpPrototype), regexpProperties = [];
+for (let i = 0; i < regexpNames.length; i++) regexpProperties.push(getOwnPropertyDescriptor(regexpPrototype, regexpNames[i]));
+const sameProperty = (now, was) => now !== undefined && is(now.value, was.value) && now.get === was.get &&
+  now.set === was.set && now.writable === was.writable && now.enumerable === was.enumerable &&
+  now.configurable === was.configurable;
+
+// Whether the builtins on the global object still hold their values. Reading them as plain names is
+// fast: V8 caches the global property cells; reading \`g[name]\` is not, once globals come and go.
+// A deleted one throws a ReferenceError.
+const changeableValues = [], valueReads = [];
+for (let i = 0; i < changeable.length; i++)
+  if (typeof changeable[i] === 'string' && matches(identifier, changeable[i])) {
+    valueReads.push(changeable[i] + ' === values[' + changeableValues.length + ']');
+    changeableValues.push(original[changeable[i]].value);
+  }
+const readsAll = changeableValues.length === changeable.length;
+const sameValues = indirectEval('(function (values) { try { return ' + valueReads.join(' && ') + '; } catch { return false; } })');
+
+// Puts back every builtin on the global object that differs; false when one cannot be put back.
+const restoreBuiltins = () => {
+  for (let i = 0; i < changeable.length; i++) {
+    const name = changeable[i], now = getOwnPropertyDescriptor(g, name);
+    if (sameProperty(now, original[name])) continue;
+    if (now !== undefined && !now.configurable) return false;
+    defineProperty(g, name, original[name]);
+  }
+  return true;
+};
+
+// Deletes the global properties in \`names\` that setup did not make, but for those named in \`keep\`
+// (variables the coming evaluation assigns again); false when one will not go. Answers 'builtin'
+// when one of setup's is among them.
+const removeAdded = (names, keep) => {
+  let builtin = false;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    if (original[name] !== undefined) builtin = true;
+    else if (!(keep !== null && hasOwn(keep, name)) && !deleteProperty(g, name)) return false;
+  }
+  return builtin ? 'builtin' : true;
+};
+
+// Undoes what the last evaluation did to the global object; false when it left something that cannot
+// be undone (a property it made permanent, a frozen global object…). Code that only assigned, declared
+// and deleted changed only enumerable properties (setup's are not) and values, which the quick way
+// finds; after code that redefined a property, every property is compared. The variables of the
+// coming evaluation stay: a plain property assigned again costs less than one deleted and defined.
+const resetGlobals = (scope, thorough) => {
+  if (getPrototypeOf(g) !== globalPrototype || !isExtensible(g)) return false;
+  if (thorough) return removeAdded(ownKeys(g), null) !== false && restoreBuiltins();
+  const named = removeAdded(keys(g), scope), symbols = removeAdded(getOwnPropertySymbols(g), null);
+  if (named === false || symbols === false) return false;
+  return (named === true && symbols === true && readsAll && sameValues(changeableValues)) || restoreBuiltins();
+};
+
+// Whether RegExp.prototype is as it was. Without a redefinition, code could only have assigned,
+// added or deleted properties there (its accessors have no setters).
+const regexpSymbolCount = getOwnPropertySymbols(regexpPrototype).length;
+const regexpData = [], regexpValues = [], regexpAccessors = [];
+for (let i = 0; i < regexpNames.length; i++)
+  if (hasOwn(regexpProperties[i], 'value')) {
+    regexpData.push(regexpNames[i]);
+    regexpValues.push(regexpProperties[i].value);
+  } else regexpAccessors.push(regexpNames[i]);
+const intact = (thorough) => {
+  if (!isExtensible(regexpPrototype) || getPrototypeOf(regexpPrototype) !== objectPrototype) return false;
+  if (thorough) {
+    if (ownKeys(regexpPrototype).length !== regexpNames.length) return false;
+    for (let i = 0; i < regexpNames.length; i++)
+      if (!sameProperty(getOwnPropertyDescriptor(regexpPrototype, regexpNames[i]), regexpProperties[i])) return false;
+    return true;
+  }
+  if (keys(regexpPrototype).length !== 0 || getOwnPropertySymbols(regexpPrototype).length !== regexpSymbolCount) return false;
+  for (let i = 0; i < regexpData.length; i++) if (regexpPrototype[regexpData[i]] !== regexpValues[i]) return false;
+  for (let i = 0; i < regexpAccessors.length; i++) if (!hasOwn(regexpPrototype, regexpAccessors[i])) return false;
+  return true;
+};
+
 let uncopyable = null;
+const UNCOPYABLE = freeze(create(null));
 const plainOr = (value, place) => {
   try { return toPlain(value, place.path, []); } catch (error) {
     if (error !== STOP) throw error;
@@ -188,27 +385,27 @@ const plainOr = (value, place) => {
     throw UNCOPYABLE;
   }
 };
-const builtin = create(null);
-const before = getOwnPropertyNames(g);
-for (let i = 0; i < before.length; i++) builtin[before[i]] = true;
 
-// Defines the variables and namespaces, evaluates, and answers; a context runs once.
-return function run(scope, layout, source, mode) {
-  const exposed = create(null);
-  for (let i = 0; i < layout.length; i++) exposed[layout[i][0]] = true;
+// Starts from the state setup left, defines the variables, evaluates, and answers.
+return function run(scope, source, mode, waits) {
+  const thorough = redefined;
+  redefined = false;
+  if (!resetGlobals(scope, thorough) || !intact(thorough)) return { ok: false, problem: 'tampered' };
+  ErrorCtor.stackTraceLimit = stackTraceLimit;
+  matches(anything, ''); // forgets the last match, which RegExp.lastMatch and RegExp.$1… would show
+  logs = [];
+  captured = null;
+  thrown = null;
+  mayWait = waits;
   const scopeNames = keys(scope);
   for (let i = 0; i < scopeNames.length; i++) {
     const name = scopeNames[i];
-    if (exposed[name]) continue;
+    // What setup did not make and resetGlobals kept is a plain variable of the last evaluation.
+    if (original[name] === undefined && hasOwn(g, name)) { g[name] = scope[name]; continue; }
     try { defineProperty(g, name, { value: scope[name], writable: true, enumerable: true, configurable: true }); }
     catch (error) { // a read-only global such as undefined or NaN
       return { ok: false, problem: 'thrown', name: 'TypeError', message: 'variable "' + name + '" cannot be defined: ' + error.message, logs };
     }
-  }
-  for (let i = 0; i < layout.length; i++) {
-    const namespace = layout[i][0], fns = layout[i][1], awaited = layout[i][2], api = {};
-    for (let j = 0; j < fns.length; j++) defineProperty(api, fns[j], { value: freeze(stub(namespace, fns[j], awaited)), enumerable: true });
-    defineProperty(g, namespace, { value: freeze(api), writable: false, enumerable: false, configurable: false });
   }
 
   let value;
@@ -219,10 +416,14 @@ return function run(scope, layout, source, mode) {
   }
   if (thrown !== null) return { ok: false, problem: 'thrown', ...thrown, logs };
   try {
-    if (mode === 'expression') return { ok: true, value: plainOr(value, { path: '' }), scope: {}, logs };
+    if (mode === 'expression') {
+      // A primitive comes back as itself, which saves copying an answer: outcomes are objects.
+      const plain = plainOr(value, { path: '' });
+      return typeof plain === 'object' && plain !== null ? { ok: true, value: plain, scope: {}, logs } : plain;
+    }
     const variables = create(null), seen = create(null);
     const read = (name, isScopeVariable) => {
-      if (seen[name] || exposed[name] || (builtin[name] && !isScopeVariable)) return;
+      if (seen[name] || exposed[name] || (original[name] !== undefined && !isScopeVariable)) return;
       seen[name] = true;
       let value;
       if (captured !== null && name in captured) {
@@ -231,10 +432,13 @@ return function run(scope, layout, source, mode) {
         if (!isScopeVariable && !hasOwn(g, name) && name in g && g[name] === value) return;
       } else if (hasOwn(g, name)) value = g[name];
       else return;
+      // A variable still holding the primitive passed in need not travel back: the host has it.
+      if (isScopeVariable && typeof value !== 'object' && is(value, scope[name])) return;
       variables[name] = plainOr(value, { variable: name, path: name });
     };
     for (let i = 0; i < scopeNames.length; i++) read(scopeNames[i], true);
-    const after = getOwnPropertyNames(g);
+    // Code that redefined no property added only enumerable ones.
+    const after = redefined ? getOwnPropertyNames(g) : keys(g);
     for (let i = 0; i < after.length; i++) read(after[i], false);
     if (captured !== null) {
       const names = keys(captured);

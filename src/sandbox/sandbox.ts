@@ -1,18 +1,26 @@
 /**
- * The sandbox code nodes, conditions and call arguments run in: one isolated-vm isolate per run, reused
- * across nodes, and a fresh context for every evaluation.
+ * The sandbox code nodes, conditions and call arguments run in: one isolated-vm isolate per run, and
+ * in it one context, set up once and reused by every evaluation.
  *
- * Why a fresh context each time rather than one context with its globals cleared (which would save
- * about 0.25 ms a call): clearing cannot undo what code does to builtins (`Array.prototype.x = …`,
- * `Math.random = …`) or to the global object itself (`Object.freeze(globalThis)`). The isolate, the
- * expensive part, is kept.
+ * Reuse is safe because the setup freezes every builtin (so `Array.prototype.x = …` or
+ * `Math.random = …` cannot reach a later evaluation) and each evaluation first undoes what the last one
+ * left on the global object (see guest.ts). What cannot be undone (a global made permanent, a frozen
+ * or re-parented global object) the guest detects, and the evaluation runs again in a fresh context:
+ * correctness never depends on the code being polite. A fresh context for every evaluation would cost
+ * half a millisecond (its setup more), where the evaluation itself takes a few microseconds.
  *
- * The code runs in one asynchronous call (the host stays responsive meanwhile) under isolated-vm's
- * time limit, which counts only time spent running in the isolate, not time waiting on host functions.
- * A few things isolated-vm does after the call (reading an unhandled rejection's `message`, for one)
- * run user getters with no limit at all, so a watchdog also follows the isolate's CPU time and discards
- * the isolate if a call uses more than the limit and a grace period; the next evaluation gets a new
- * isolate, as it does after a memory-limit kill.
+ * Only the scope variables the code names are copied in (a text that reaches the global object by
+ * name, or builds code from strings, gets them all); the others come back as they were passed, without
+ * crossing. Texts are wrapped and syntax-checked once and remembered.
+ *
+ * The call is synchronous (an asynchronous call costs some 70 µs of thread hand-offs, ten times the
+ * evaluation), so the host waits while code runs, at most for the time limit. Only code that names an
+ * asynchronous namespace gets an asynchronous call, which its host functions need in order to wait.
+ * isolated-vm's time limit counts only time spent running in the isolate, not time waiting on host
+ * functions. A few things isolated-vm does after the call (reading an unhandled rejection's `message`,
+ * for one) run user getters with no limit at all, so a watchdog on another thread follows the
+ * isolate's CPU time and discards the isolate if a call uses more than the limit and a grace period;
+ * the next evaluation gets a new isolate, as it does after a memory-limit kill.
  */
 import type ivm from 'isolated-vm';
 import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
@@ -20,7 +28,8 @@ import { HostFunctions, type HostFunction } from './host-functions.js';
 import { isolatedVm } from './isolated-vm.js';
 import { resolveLimits, type SandboxLimits } from './limits.js';
 import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
-import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText } from './wrap.js';
+import { Watchdog } from './watchdog.js';
+import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
 
 /** What a code node produced. */
 export interface RunCodeResult {
@@ -46,8 +55,11 @@ const WATCHDOG_GRACE_MS = 250;
 /** A path in a message is cut after this many characters (deeply nested data has long ones). */
 const MAX_PATH_CHARS = 80;
 
-/** How many texts known to parse are remembered (see #checkSyntax). */
-const PARSED_TEXTS_KEPT = 256;
+/** How many wrapped texts known to parse are remembered: nodes and conditions repeat, and each check is a compile. */
+const TEXTS_KEPT = 256;
+
+/** Time the context's setup (no user code) may take, in milliseconds, whatever the evaluations' limit. */
+const SETUP_TIMEOUT_MS = 10_000;
 
 /** isolated-vm's message when its own time limit stops a call. */
 const TIMED_OUT = 'Script execution timed out.';
@@ -55,21 +67,38 @@ const TIMED_OUT = 'Script execution timed out.';
 /** A successful guest outcome. */
 type Finished = Extract<GuestOutcome, { ok: true }>;
 
+/** A context set up for evaluations, and the namespace layout it was set up with. */
+interface GuestContext {
+  context: ivm.Context;
+  run: ivm.Reference;
+  /** HostFunctions.version at setup. */
+  version: number;
+}
+
+/** An isolate, the watchdog over it, and the context set up in it (on first use). */
+interface LiveIsolate {
+  handle: ivm.Isolate;
+  watchdog: Watchdog;
+  guest?: GuestContext;
+}
+
 /**
  * Runs JavaScript in an isolate with nothing of Node inside: no `process`, `require`, `import`, timers,
  * network or files. Values cross as copies of plain data. Inside, the code also sees `JSON`, `Math`
  * (and the other ECMAScript builtins except `Atomics`, `SharedArrayBuffer`, `WebAssembly` and
  * `FinalizationRegistry`), a frozen `console` whose output is collected, and the exposed namespaces.
- * Calls are served one at a time, in order.
+ * The builtins are frozen: code cannot change them (strict code that tries gets a TypeError), though
+ * it may still give its own objects a `toString` or an error a `name`. Calls are served one at a
+ * time, in order.
  */
 export class Sandbox {
   /** The limits every evaluation runs under. */
   readonly limits: Readonly<SandboxLimits>;
   readonly #host = new HostFunctions();
-  #isolate: ivm.Isolate | undefined;
+  #isolate: LiveIsolate | undefined;
   #queue: Promise<unknown> = Promise.resolve();
-  /** Texts that parsed, oldest first: nodes and conditions repeat, and each check is a compile. */
-  readonly #parsed = new Set<string>();
+  /** Texts that parsed, wrapped, oldest first, for each mode. */
+  readonly #texts: Record<GuestMode, Map<string, CompiledText>> = { code: new Map(), expression: new Map() };
   #disposed = false;
 
   private constructor(limits: Readonly<SandboxLimits>) {
@@ -89,16 +118,15 @@ export class Sandbox {
    * value of the last statement (like eval) and the scope afterwards: assignments to existing variables,
    * new top-level variables (`x = 1`, `var x`, `let x`, `const x`) and in-place mutations
    * (`list.push(4)`, `obj.a = 1`) are all copied back. The code sees only `scope`: nothing is left over
-   * from earlier calls. A variable hidden by an exposed namespace of the same name comes back unchanged.
+   * from earlier calls. It sees the variables it names (`globalThis[name]` finds only those, unless it
+   * also names `globalThis` itself); the others come back as they were passed, as does a variable
+   * hidden by an exposed namespace of the same name.
    * @throws SandboxError of every kind.
    */
   runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
     return this.#serialize(async () => {
-      const outcome = await this.#run(wrapCode(code), scope, where.node, 'code');
-      const variables = outcome.scope;
-      for (const name of Object.keys(scope))
-        if (this.#host.has(name) && !Object.hasOwn(variables, name)) variables[name] = scope[name];
-      return { value: outcome.value, scope: variables, logs: outcome.logs };
+      const outcome = await this.#run('code', code, scope, where.node);
+      return { value: outcome.value, scope: withChanges(scope, outcome.scope), logs: outcome.logs };
     });
   }
 
@@ -110,9 +138,7 @@ export class Sandbox {
   evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown> {
     if (expression.trim() === '')
       return Promise.reject(new SandboxError('syntax', where.node, 'the expression is empty'));
-    return this.#serialize(
-      async () => (await this.#run(wrapExpression(expression), scope, where.node, 'expression')).value,
-    );
+    return this.#serialize(async () => (await this.#run('expression', expression, scope, where.node)).value);
   }
 
   /**
@@ -142,8 +168,7 @@ export class Sandbox {
   /** Frees the isolate. Evaluations after this (or still queued) throw. */
   dispose(): void {
     this.#disposed = true;
-    if (this.#isolate && !this.#isolate.isDisposed) this.#isolate.dispose();
-    this.#isolate = undefined;
+    this.#discard();
   }
 
   #serialize<T>(work: () => Promise<T>): Promise<T> {
@@ -153,79 +178,117 @@ export class Sandbox {
   }
 
   /** The isolate: made on first use, and anew when the last one was killed for memory or by the watchdog. */
-  #live(): ivm.Isolate {
+  #live(): LiveIsolate {
     if (this.#disposed) throw new Error('the sandbox was disposed');
-    if (!this.#isolate || this.#isolate.isDisposed)
-      this.#isolate = new (isolatedVm().Isolate)({ memoryLimit: this.limits.memoryMb });
+    if (this.#isolate && !this.#isolate.handle.isDisposed) return this.#isolate;
+    this.#discard();
+    const handle = new (isolatedVm().Isolate)({ memoryLimit: this.limits.memoryMb });
+    const watchdog = new Watchdog(handle, this.limits.timeoutMs + WATCHDOG_GRACE_MS);
+    this.#isolate = { handle, watchdog };
     return this.#isolate;
   }
 
-  async #run(
-    text: CompiledText,
-    scope: Record<string, unknown>,
-    node: string,
-    mode: GuestMode,
-  ): Promise<Finished> {
-    const isolate = this.#live();
-    this.#checkSyntax(isolate, text.standalone, node);
-    const scopeCopy = this.#copyIn(scope, node);
-    const context = isolate.createContextSync();
-    const watchdog = { fired: false };
-    let run: ivm.Reference | undefined;
-    try {
-      const { dispatcher, asyncDispatcher } = this.#host;
-      run = context.evalClosureSync(GUEST_SETUP, [dispatcher, asyncDispatcher, copyOf(GUEST_OPTIONS)], {
-        timeout: this.limits.timeoutMs,
-        result: { reference: true },
-      });
-      const evaluation = run.apply(undefined, [scopeCopy, copyOf(this.#host.layout()), text.wrapped, mode], {
-        timeout: this.limits.timeoutMs,
-        result: { copy: true },
-      });
-      return this.#accept((await this.#watch(isolate, watchdog, evaluation)) as GuestOutcome, node, mode);
-    } catch (error) {
-      throw this.#failure(error, isolate, watchdog.fired, node);
-    } finally {
-      // After a kill the isolate took its handles with it.
-      if (!isolate.isDisposed) {
-        run?.release();
-        context.release();
-      }
+  #discard(): void {
+    const isolate = this.#isolate;
+    this.#isolate = undefined;
+    isolate?.watchdog.dispose();
+    if (isolate && !isolate.handle.isDisposed) isolate.handle.dispose();
+  }
+
+  /** The context, set up on first use and again after it was dropped or the namespaces changed. */
+  #guest(isolate: LiveIsolate): GuestContext {
+    if (isolate.guest?.version === this.#host.version) return isolate.guest;
+    this.#dropGuest(isolate);
+    const context = isolate.handle.createContextSync();
+    const { dispatcher, asyncDispatcher, version } = this.#host;
+    const run = context.evalClosureSync(
+      GUEST_SETUP,
+      [dispatcher, asyncDispatcher, copyOf(GUEST_OPTIONS), copyOf(this.#host.layout())],
+      { timeout: SETUP_TIMEOUT_MS, result: { reference: true } },
+    );
+    isolate.guest = { context, run, version };
+    return isolate.guest;
+  }
+
+  /** Forgets the context, so that the next evaluation sets up a fresh one. */
+  #dropGuest(isolate: LiveIsolate): void {
+    const guest = isolate.guest;
+    isolate.guest = undefined;
+    // After a kill the isolate took its handles with it.
+    if (guest && !isolate.handle.isDisposed) {
+      guest.run.release();
+      guest.context.release();
     }
   }
 
-  /**
-   * Waits for `work`, discarding the isolate if the CPU time it uses meanwhile passes the limit plus the
-   * grace period. CPU time never runs ahead of wall time, so the first look is due only then.
-   */
-  async #watch<T>(isolate: ivm.Isolate, watchdog: { fired: boolean }, work: Promise<T>): Promise<T> {
-    const budgetMs = this.limits.timeoutMs + WATCHDOG_GRACE_MS;
-    const start = isolate.cpuTime;
-    let timer: NodeJS.Timeout | undefined;
-    const lookIn = (ms: number): void => {
-      timer = setTimeout(() => {
-        if (isolate.isDisposed) return;
-        const usedMs = Number((isolate.cpuTime - start) / 1_000_000n);
-        if (usedMs < budgetMs) return lookIn(budgetMs - usedMs);
-        watchdog.fired = true;
-        isolate.dispose();
-      }, ms);
-    };
-    lookIn(budgetMs);
-    try {
-      return await work;
-    } finally {
-      clearTimeout(timer);
+  async #run(mode: GuestMode, text: string, scope: Record<string, unknown>, node: string): Promise<Finished> {
+    const isolate = this.#live();
+    const compiled = this.#compiled(isolate, mode, text, node);
+    const waits = this.#host.awaitedNames().some((name) => mentions(compiled.mentions, name));
+    let outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
+    if (!outcome.ok && outcome.problem === 'tampered') {
+      // The last evaluation left the context in a state the guest cannot undo: start over in a fresh one.
+      this.#dropGuest(isolate);
+      outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
     }
+    return this.#accept(outcome, node, mode);
+  }
+
+  /**
+   * One call of the guest's `run`: synchronous, unless the code may wait for asynchronous host
+   * functions. The watchdog follows it either way.
+   */
+  async #call(
+    isolate: LiveIsolate,
+    compiled: CompiledText,
+    scope: Record<string, unknown>,
+    mode: GuestMode,
+    waits: boolean,
+    node: string,
+  ): Promise<GuestOutcome> {
+    const { run } = this.#guest(isolate);
+    const variables = this.#visible(scope, compiled.mentions);
+    const args = [variables, compiled.wrapped, mode, waits];
+    const options = {
+      timeout: this.limits.timeoutMs,
+      arguments: { copy: true },
+      result: { copy: true },
+    } as const;
+    const evaluation = isolate.watchdog.start();
+    try {
+      const answer: unknown = waits
+        ? await run.apply(undefined, args, options)
+        : run.applySync(undefined, args, options);
+      // An expression's primitive value comes back bare; every outcome is an object.
+      return typeof answer === 'object' && answer !== null
+        ? (answer as GuestOutcome)
+        : { ok: true, value: answer, scope: {}, logs: [] };
+    } catch (error) {
+      if (!isolate.handle.isDisposed && !isCopyable(variables)) throw uncopyableVariables(variables, node);
+      // A call that failed may have stopped anywhere, the guest's own work included.
+      this.#dropGuest(isolate);
+      throw this.#failure(error, isolate.handle, isolate.watchdog.fired(evaluation), node);
+    } finally {
+      isolate.watchdog.end();
+    }
+  }
+
+  /** The text wrapped for `mode`, its syntax checked the first time it is seen. */
+  #compiled(isolate: LiveIsolate, mode: GuestMode, text: string, node: string): CompiledText {
+    const texts = this.#texts[mode];
+    const known = texts.get(text);
+    if (known) return known;
+    const compiled = mode === 'code' ? wrapCode(text) : wrapExpression(text);
+    this.#checkSyntax(isolate.handle, compiled.standalone, node);
+    texts.set(text, compiled);
+    if (texts.size > TEXTS_KEPT) texts.delete(texts.keys().next().value!);
+    return compiled;
   }
 
   /** The user's text must parse on its own before its wrapped form may run (see wrapCode). */
   #checkSyntax(isolate: ivm.Isolate, standalone: string, node: string): void {
-    if (this.#parsed.has(standalone)) return;
     try {
       isolate.compileScriptSync(standalone, { filename: CODE_FILENAME }).release();
-      this.#parsed.add(standalone);
-      if (this.#parsed.size > PARSED_TEXTS_KEPT) this.#parsed.delete(this.#parsed.values().next().value!);
     } catch (error) {
       if (isolate.isDisposed) throw memoryError(node, this.limits);
       const message = error instanceof Error ? error.message : String(error);
@@ -241,16 +304,13 @@ export class Sandbox {
     }
   }
 
-  #copyIn(scope: Record<string, unknown>, node: string): ivm.Copy<Record<string, unknown>> {
-    try {
-      return copyOf(scope);
-    } catch (error) {
-      const culprit = Object.keys(scope).find((name) => !isCopyable(scope[name]));
-      const detail = culprit
-        ? `variable "${culprit}" holds ${describeHostValue(scope[culprit])}, which cannot be copied into the sandbox`
-        : `the variables cannot be copied into the sandbox: ${(error as Error).message}`;
-      throw new SandboxError('uncopyable', node, detail, PLAIN_DATA_HINT);
-    }
+  /** The variables the text mentions (but not those an exposed namespace hides). */
+  #visible(scope: Record<string, unknown>, mentioned: Mentions): Record<string, unknown> {
+    const names = mentioned === 'all' ? Object.keys(scope) : mentioned;
+    const variables: Record<string, unknown> = {};
+    for (const name of names)
+      if (Object.hasOwn(scope, name) && !this.#host.has(name)) define(variables, name, scope[name]);
+    return variables;
   }
 
   /** Turns what the guest reported into a result or the error it describes. */
@@ -264,6 +324,7 @@ export class Sandbox {
         : `the code threw ${outcome.message}`;
       throw new SandboxError('runtime', node, detail, undefined, outcome.line, outcome.logs);
     }
+    if (outcome.problem === 'tampered') throw new Error('a fresh sandbox context was found tampered with');
     const nested = outcome.path !== '' && outcome.path !== outcome.variable;
     const path =
       outcome.path.length > MAX_PATH_CHARS ? `${outcome.path.slice(0, MAX_PATH_CHARS)}…` : outcome.path;
@@ -292,6 +353,41 @@ export class Sandbox {
       'code nodes are synchronous: handle promise rejections, or avoid promises',
     );
   }
+}
+
+/**
+ * A new object with the variables of `scope`, those in `changes` replaced or added. A loop: spreading a
+ * large object built key by key (which V8 keeps as a dictionary) is twice as slow.
+ */
+function withChanges(
+  scope: Record<string, unknown>,
+  changes: Record<string, unknown>,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  const names = Object.keys(scope);
+  for (let i = 0; i < names.length; i++) define(result, names[i]!, scope[names[i]!]);
+  for (const name in changes) define(result, name, changes[name]);
+  return result;
+}
+
+/** Sets `object[name]`, as an own property even for `__proto__`. */
+function define(object: Record<string, unknown>, name: string, value: unknown): void {
+  if (name === '__proto__')
+    Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
+  else object[name] = value;
+}
+
+function mentions(mentioned: Mentions, name: string): boolean {
+  return mentioned === 'all' || mentioned.has(name);
+}
+
+/** The error for variables that cannot be copied in, naming the first that cannot. */
+function uncopyableVariables(variables: Record<string, unknown>, node: string): SandboxError {
+  const culprit = Object.keys(variables).find((name) => !isCopyable(variables[name]));
+  const detail = culprit
+    ? `variable "${culprit}" holds ${describeHostValue(variables[culprit])}, which cannot be copied into the sandbox`
+    : 'the variables cannot be copied into the sandbox';
+  return new SandboxError('uncopyable', node, detail, PLAIN_DATA_HINT);
 }
 
 function copyOf<T>(value: T): ivm.Copy<T> {

@@ -65,7 +65,7 @@ describe('errors of code run in the sandbox', () => {
   });
 
   it('reports a scope variable named like a read-only global', async () => {
-    const error = await failure(sandbox.runCode('1', { undefined: 5 }, where));
+    const error = await failure(sandbox.runCode('undefined', { undefined: 5 }, where));
     expect(error.message).toBe(
       'node "calc": TypeError: variable "undefined" cannot be defined: Cannot redefine property: undefined',
     );
@@ -145,11 +145,18 @@ describe('errors of code run in the sandbox', () => {
     });
 
     it('names a scope variable the host passes that cannot be copied in', async () => {
-      const error = await failure(sandbox.runCode('1', { fine: 1, callback: () => 1 }, where));
+      const error = await failure(sandbox.runCode('fine + callback', { fine: 1, callback: () => 1 }, where));
       expect(error.kind).toBe('uncopyable');
       expect(error.message).toBe(
         'node "calc": variable "callback" holds a function, which cannot be copied into the sandbox',
       );
+    });
+
+    it('passes a variable the code does not name back as it is, even one that cannot be copied in', async () => {
+      const callback = () => 1;
+      const result = await sandbox.runCode('fine + 1', { fine: 1, callback }, where);
+      expect(result.scope.callback).toBe(callback);
+      expect(result.value).toBe(2);
     });
   });
 });

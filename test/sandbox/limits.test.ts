@@ -61,6 +61,18 @@ describe('sandbox limits', () => {
     expect((await sandbox.runCode('2 + 2', {}, where)).value).toBe(4);
   });
 
+  it('stops such a loop in code whose call is asynchronous, as it waits for the host', async () => {
+    const waiting = await Sandbox.create({ timeoutMs: 200 });
+    try {
+      waiting.exposeAsync('host', { now: async () => 1 });
+      const code = 'host.now(); Promise.reject({ get message() { for (;;); } }); 1';
+      expect((await failure(waiting.runCode(code, {}, where))).kind).toBe('timeout');
+      expect(await waiting.evaluate('host.now() + 1', {}, where)).toBe(2);
+    } finally {
+      waiting.dispose();
+    }
+  });
+
   it('stops a loop hidden in the getter of a variable it hands back', async () => {
     const code = 'Object.defineProperty(globalThis, "trap", { get() { for (;;); }, enumerable: true })';
     expect((await failure(sandbox.runCode(code, {}, where))).kind).toBe('timeout');
