@@ -34,6 +34,9 @@ type Place = (typeof PLACES)[number];
 const REMOTE_URL = 'https://api.openai.com/v1';
 const DESCRIPTION = 'a tutor bot that teaches a lesson part by part';
 
+/** A design, or a child process starting or designing, that takes longer is stuck: the bench fails. */
+const STALL_MS = 60_000;
+
 /** Repetitions of each measured design, and of the slower whole-process ones. */
 const REPEATS = 5;
 const PROCESS_REPEATS = 3;
@@ -130,8 +133,18 @@ function emptySamples(): Samples {
 async function startServers(specs: DesignServerSpec[]): Promise<{ urls: string[]; stop: () => void }> {
   const child = fork(fileURLToPath(new URL('./design-servers.js', import.meta.url)), [JSON.stringify(specs)]);
   const urls = await new Promise<string[]>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as string[]));
-    child.once('exit', (code) => reject(new Error(`the benchmark's servers exited with ${code}`)));
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`the benchmark's servers did not start within ${STALL_MS / 1000} s`));
+    }, STALL_MS);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      resolve(message as string[]);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the benchmark's servers exited with ${code}`));
+    });
   });
   return { urls, stop: () => child.disconnect() };
 }
@@ -148,6 +161,7 @@ async function design(c: Case, url: string, outDir: string) {
     outDir,
     models,
     limits: { concurrency: c.concurrency },
+    signal: AbortSignal.timeout(STALL_MS),
   });
   const seconds = (performance.now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
@@ -168,6 +182,7 @@ async function designProcess(c: Case, outDir: string): Promise<number> {
   const child = spawn(process.execPath, args, {
     env: { ...env, OPENAI_BASE_URL: c.fastUrl, META_AGENT_MODEL: 'gpt-4o-mini', BENCH_CPU_FILE: cpuFile },
     stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: STALL_MS,
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
