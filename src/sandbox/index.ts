@@ -1,6 +1,6 @@
 /**
  * The sandbox: JavaScript of code nodes, conditions and call arguments, run in isolated-vm.
- * See sandbox.ts for the model (one isolate per run, a fresh context per evaluation).
+ * See sandbox.ts for the model (one isolate per run, and in it one context every evaluation reuses).
  */
 export { Sandbox, type RunCodeResult, type Where } from './sandbox.js';
 export { SandboxError, type SandboxErrorKind } from './sandbox-error.js';
