@@ -9,14 +9,15 @@
  * `Math` cannot reach the next, which is what makes one context safe to reuse. It returns `run`.
  *
  * `run(scope, source, mode, waits)` is the evaluation, in one call under one time limit. It first
- * undoes what the last evaluation did to the global object (the one thing left unfrozen: code's `var`
- * and bare assignments land there) and answers `tampered` when that cannot be done, for the host to
- * start over in a fresh context. It then defines the scope variables, evaluates the wrapped source
- * with an indirect `eval` (global code, exactly as a script; the only way to hold the completion value
- * without a second call), and builds the answer out of fresh plain objects and arrays, so that
- * copying it to the host runs no JavaScript at all (isolated-vm copies with JavaScript disallowed).
- * The guest captures the functions it needs at setup, so code that tampers with what is left
- * unfrozen can distort only its own evaluation's answer.
+ * undoes what the last evaluation left where freezing cannot reach: the global object (code's `var`
+ * and bare assignments land there), RegExp.prototype (left unfrozen for speed), the last regular
+ * expression match and `Error.stackTraceLimit`. What it cannot undo it answers as `tampered`, for the
+ * host to start over in a fresh context. It then defines the scope variables, evaluates the wrapped
+ * source with an indirect `eval` (global code, exactly as a script; the only way to hold the
+ * completion value without a second call), and builds the answer out of fresh plain objects and
+ * arrays, so that copying it to the host runs no JavaScript at all (isolated-vm copies with
+ * JavaScript disallowed). The guest captures the functions it needs at setup, so code that tampers
+ * with what is left unfrozen can distort only its own evaluation's answer.
  */
 import { CAPTURE_HOOK, CODE_FILENAME, FAIL_HOOK, WRAPPED_LINE_OFFSET } from './wrap.js';
 
