@@ -82,16 +82,29 @@ function visitLoopGraph(laps: number): StaticGraph {
   ]);
 }
 
+/** Conditions the sandbox evaluates each lap of the condition loop. */
+const CONDITIONS_PER_LAP = 10;
+
 /**
- * `count(n)` -> `hub` -> `more.*`: `more.a`, whose condition `n > 0` the sandbox evaluates, goes on to
- * `lap.n`, which goes back to the hub until `lap.{laps}` returns. Three steps and one condition a lap.
+ * `count(n)` -> `hub` -> `more.*`: the members `more.a` … `more.j` have conditions `n < -i` that the
+ * sandbox evaluates and finds false, so the else member `more.k` goes on to `lap.n`, which goes back to
+ * the hub until `lap.{laps}` returns. Ten conditions and three steps a lap.
  */
 function conditionLoopGraph(laps: number): StaticGraph {
   return graphOf('condition_loop', [
     { name: 'count(n)', action: 'transition', transitions: ['hub'] },
     { name: 'hub', action: 'transition', transitions: ['more.*'] },
-    { name: 'more.a', action: 'transition', booleanCondition: 'n > 0', transitions: ['lap.n'] },
-    { name: 'more.b', action: 'transition', transitions: ['return'] },
+    ...Array.from({ length: CONDITIONS_PER_LAP }, (_, i) => ({
+      name: `more.${String.fromCharCode(97 + i)}`,
+      action: 'transition' as const,
+      booleanCondition: `n < ${-i}`,
+      transitions: ['return'],
+    })),
+    {
+      name: `more.${String.fromCharCode(97 + CONDITIONS_PER_LAP)}`,
+      action: 'transition',
+      transitions: ['lap.n'],
+    },
     ...Array.from({ length: laps }, (_, i) => ({
       name: `lap.${i + 1}`,
       action: 'transition' as const,
@@ -259,8 +272,11 @@ export async function runEngineBench(options: { scale?: number } = {}): Promise<
         goalUs: GOALS.codeNode,
       },
       {
-        name: 'condition (sandbox), µs a lap of 3 steps',
-        ours: await ours(conditionLoopGraph(50), 'count', agents, { args: [1], stepsPerUnit: 3 }),
+        name: 'condition (sandbox), µs a condition, 10 to 3 steps',
+        ours: await ours(conditionLoopGraph(50), 'count', agents, {
+          args: [1],
+          stepsPerUnit: 3 / CONDITIONS_PER_LAP,
+        }),
         rounds: rounds(60),
         goalUs: GOALS.condition,
       },
