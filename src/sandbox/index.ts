@@ -4,5 +4,5 @@
  */
 export { Sandbox, type RunCodeResult, type Where } from './sandbox.js';
 export { SandboxError, type SandboxErrorKind } from './sandbox-error.js';
-export { DEFAULT_LIMITS, type SandboxLimits } from './limits.js';
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './limits.js';
 export type { HostFunction } from './host-functions.js';

@@ -13,7 +13,10 @@ export interface SandboxLimits {
 }
 
 /** The limits used where none are given. */
-export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({ timeoutMs: 1000, memoryMb: 64 });
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
+  timeoutMs: 1000,
+  memoryMb: 64,
+});
 
 /** isolated-vm refuses smaller heaps. */
 const MIN_MEMORY_MB = 8;
@@ -21,20 +24,20 @@ const MIN_MEMORY_MB = 8;
 /** Fills in defaults and rejects settings isolated-vm cannot honour. */
 export function resolveLimits(limits: Partial<SandboxLimits> = {}): Readonly<SandboxLimits> {
   const resolved = {
-    timeoutMs: limits.timeoutMs ?? DEFAULT_LIMITS.timeoutMs,
-    memoryMb: limits.memoryMb ?? DEFAULT_LIMITS.memoryMb,
+    timeoutMs: limits.timeoutMs ?? DEFAULT_SANDBOX_LIMITS.timeoutMs,
+    memoryMb: limits.memoryMb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
   };
   if (!Number.isInteger(resolved.timeoutMs) || resolved.timeoutMs < 1)
     throw new UserError(
       `sandbox.timeoutMs must be a whole number of milliseconds, at least 1 (got ${String(resolved.timeoutMs)})`,
       2,
-      `set sandbox.timeoutMs in the graph config, e.g. ${DEFAULT_LIMITS.timeoutMs}`,
+      `set sandbox.timeoutMs in the graph config, e.g. ${DEFAULT_SANDBOX_LIMITS.timeoutMs}`,
     );
   if (!Number.isInteger(resolved.memoryMb) || resolved.memoryMb < MIN_MEMORY_MB)
     throw new UserError(
       `sandbox.memoryMb must be a whole number of megabytes, at least ${MIN_MEMORY_MB} (got ${String(resolved.memoryMb)})`,
       2,
-      `set sandbox.memoryMb in the graph config, e.g. ${DEFAULT_LIMITS.memoryMb}`,
+      `set sandbox.memoryMb in the graph config, e.g. ${DEFAULT_SANDBOX_LIMITS.memoryMb}`,
     );
   return Object.freeze(resolved);
 }

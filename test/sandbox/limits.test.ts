@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
-import { DEFAULT_LIMITS, Sandbox } from '../../src/sandbox/index.js';
+import { DEFAULT_SANDBOX_LIMITS, Sandbox } from '../../src/sandbox/index.js';
 import { failure, where } from './helpers.js';
 
 const MEMORY_BOMB = 'const hoard = [];\nwhile (true) hoard.push(new Array(100000).fill(1));';
@@ -15,7 +15,7 @@ describe('sandbox limits', () => {
   it('uses 1000 ms and 64 MB unless told otherwise', async () => {
     const plain = await Sandbox.create();
     expect(plain.limits).toEqual({ timeoutMs: 1000, memoryMb: 64 });
-    expect(DEFAULT_LIMITS).toEqual({ timeoutMs: 1000, memoryMb: 64 });
+    expect(DEFAULT_SANDBOX_LIMITS).toEqual({ timeoutMs: 1000, memoryMb: 64 });
     plain.dispose();
     expect((await Sandbox.create({ memoryMb: 32 })).limits).toEqual({ timeoutMs: 1000, memoryMb: 32 });
   });
