@@ -282,7 +282,7 @@ class Run {
             throw error;
           });
         this.#printed(node.name, result.logs);
-        for (const [name, value] of Object.entries(result.scope)) {
+        for (const [name, value] of Object.entries(result.changed)) {
           if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
             this.#set(work, node.name, name, value);
         }

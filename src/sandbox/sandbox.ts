@@ -35,8 +35,16 @@ import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentio
 export interface RunCodeResult {
   /** The completion value of the last statement, as `eval` gives it. */
   value: unknown;
-  /** The variables afterwards: those passed in (changed or not) and every new top-level one. */
-  scope: Record<string, unknown>;
+  /**
+   * The variables afterwards: those passed in (changed or not) and every new top-level one. Built when
+   * first read: a caller that only needs what changed reads `changed`, at no cost per variable passed.
+   */
+  readonly scope: Record<string, unknown>;
+  /**
+   * Variables the code names, as they are afterwards: every one it set, declared or changed in place
+   * (and perhaps some it only read). Every other variable is as it was passed.
+   */
+  changed: Record<string, unknown>;
   /** What the code printed with `console.log` (and `info`, `warn`, `error`, `debug`), one string a call. */
   logs: string[];
 }
@@ -125,8 +133,16 @@ export class Sandbox {
    */
   runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
     return this.#serialize(async () => {
-      const outcome = await this.#run('code', code, scope, where.node);
-      return { value: outcome.value, scope: withChanges(scope, outcome.scope), logs: outcome.logs };
+      const { value, scope: changed, logs } = await this.#run('code', code, scope, where.node);
+      let after: Record<string, unknown> | undefined;
+      return {
+        value,
+        changed,
+        logs,
+        get scope() {
+          return (after ??= withChanges(scope, changed));
+        },
+      };
     });
   }
 

@@ -24,6 +24,15 @@ describe('runCode: variables in and out', () => {
     expect((await sandbox.runCode('let only = 1', {}, where)).value).toBeUndefined();
   });
 
+  it('puts in changed only variables the code names; the others come back as they were passed', async () => {
+    const untouched = { deep: [1, 2, 3] };
+    const result = await sandbox.runCode('list.push(n); made = 1', { list: [], n: 7, untouched }, where);
+    expect(result.changed).toMatchObject({ list: [7], made: 1 });
+    expect(Object.keys(result.changed)).not.toContain('untouched');
+    expect(result.scope).toEqual({ list: [7], n: 7, made: 1, untouched });
+    expect(result.scope.untouched).toBe(untouched);
+  });
+
   it('copies assignments to existing variables back', async () => {
     const result = await sandbox.runCode('count = count + 1; name += "!"', { count: 1, name: 'hi' }, where);
     expect(result.scope).toEqual({ count: 2, name: 'hi!' });
