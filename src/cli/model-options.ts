@@ -36,3 +36,25 @@ export function endpointsFromOptions(
 ): Promise<ResolvedEndpoints> {
   return resolveEndpoints({ flags: modelFlags(options), graph });
 }
+
+/**
+ * What the user should know when the graph file picked a server: that server gets the conversation,
+ * and, unless trusted, none of the user's keys. Undefined when no role uses a URL from the graph.
+ */
+export function graphEndpointNote(endpoints: ResolvedEndpoints): string | undefined {
+  const byUrl = new Map<string, { roles: string[]; withheld: Set<string> }>();
+  for (const [role, endpoint] of Object.entries(endpoints)) {
+    if (endpoint.provider !== 'openai' || !endpoint.urlFromGraph) continue;
+    const entry = byUrl.get(endpoint.baseUrl) ?? { roles: [], withheld: new Set() };
+    entry.roles.push(role);
+    if (endpoint.withheldKey) entry.withheld.add(endpoint.withheldKey);
+    byUrl.set(endpoint.baseUrl, entry);
+  }
+  if (byUrl.size === 0) return undefined;
+  const lines = [...byUrl].map(([url, { roles, withheld }]) => {
+    const keys = [...withheld].join(' and ');
+    const key = keys ? `; ${keys} is not sent there (list it in META_AGENT_TRUSTED_URLS to send it)` : '';
+    return `[models] the graph sends the ${roles.join(', ')} calls to ${url}${key}\n`;
+  });
+  return lines.join('');
+}

@@ -15,7 +15,7 @@ import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
-import { modelsFromOptions } from './model-options.js';
+import { graphEndpointNote, modelsFromOptions } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
 
@@ -107,7 +107,10 @@ function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {
  */
 async function resolveModels(options: ModelOptionValues, file: GraphFile): Promise<ModelSet> {
   try {
-    return (await modelsFromOptions(options, file.config.models)).models;
+    const { models, endpoints } = await modelsFromOptions(options, file.config.models);
+    const note = graphEndpointNote(endpoints);
+    if (note) process.stderr.write(note);
+    return models;
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);

@@ -3,6 +3,8 @@
  * per-role CLI flag > global CLI flag > per-role env (META_AGENT_<ROLE>_MODEL, _BASE_URL, _API_KEY) >
  * global env (META_AGENT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > the graph's `config.models` > defaults.
  * With no key and no base URL, a local server on its usual port is used when one answers.
+ * A graph file is untrusted: the URL it names gets no API key unless the user trusts that server
+ * (META_AGENT_TRUSTED_URLS), since a shared graph must not be able to send the user's key anywhere.
  * The openai SDK (behind openai.ts and discovery.ts) loads only once an OpenAI-compatible endpoint is
  * used: a scripted run never loads it.
  */
@@ -41,7 +43,16 @@ export interface ModelConfigInput {
 
 /** Where one role's calls go, and why. */
 export type ResolvedEndpoint = { model: string; source: string } & (
-  { provider: 'openai'; baseUrl: string; apiKey?: string } | { provider: 'scripted'; script: string }
+  | {
+      provider: 'openai';
+      baseUrl: string;
+      apiKey?: string;
+      /** The graph file, not the user, chose the URL. */
+      urlFromGraph?: true;
+      /** The variable whose key was not sent, because the URL came from the graph and is not trusted. */
+      withheldKey?: string;
+    }
+  | { provider: 'scripted'; script: string }
 );
 
 export type ResolvedEndpoints = Record<ModelRole, ResolvedEndpoint>;
@@ -60,6 +71,8 @@ export async function resolveModels(input: ModelConfigInput = {}): Promise<Resol
 interface Setting {
   value: string;
   source: string;
+  /** Set by the graph file rather than by the user (flags, environment). */
+  fromGraph?: boolean;
 }
 
 /** Applies the precedence, probes for a local server if nothing is configured, and fills in models. */
@@ -83,16 +96,24 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
       [chatRole ? env.META_AGENT_MODEL : undefined, 'META_AGENT_MODEL'],
       [input.graph?.[role]?.model, `the graph's config.models.${role}`],
     ]);
-    const apiKey = env[`META_AGENT_${ROLE}_API_KEY`] || env.OPENAI_API_KEY || undefined;
+    const roleKey = `META_AGENT_${ROLE}_API_KEY`;
+    const keyVariable = env[roleKey] ? roleKey : env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : undefined;
+    let apiKey = keyVariable ? env[keyVariable] : undefined;
     let baseUrl = first([
       [flags.baseUrl, '--base-url'],
       [env[`META_AGENT_${ROLE}_BASE_URL`], `META_AGENT_${ROLE}_BASE_URL`],
       [env.OPENAI_BASE_URL, 'OPENAI_BASE_URL'],
-      [input.graph?.[role]?.baseUrl, `the graph's config.models.${role}`],
+      [input.graph?.[role]?.baseUrl, `the graph's config.models.${role}`, true],
     ]);
-    if (baseUrl) baseUrl = { value: checkedUrl(baseUrl), source: baseUrl.source };
-    else if (apiKey) baseUrl = { value: OPENAI_BASE_URL, source: 'OpenAI, as OPENAI_API_KEY is set' };
-    return { role, model, baseUrl, apiKey };
+    let withheldKey: string | undefined;
+    if (baseUrl) {
+      baseUrl = { ...baseUrl, value: checkedUrl(baseUrl) };
+      if (apiKey && baseUrl.fromGraph && !trusted(baseUrl.value, env)) {
+        withheldKey = keyVariable;
+        apiKey = undefined;
+      }
+    } else if (apiKey) baseUrl = { value: OPENAI_BASE_URL, source: `OpenAI, as ${keyVariable} is set` };
+    return { role, model, baseUrl, apiKey, withheldKey };
   });
 
   const listings = new Map<string, string[]>();
@@ -108,14 +129,16 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
   }
 
   const endpoints: Partial<ResolvedEndpoints> = {};
-  for (const { role, model, baseUrl, apiKey } of partial) {
+  for (const { role, model, baseUrl, apiKey, withheldKey } of partial) {
     const url = baseUrl as Setting;
     const chosen = model ?? (await defaultModel(role, url.value, apiKey, listings, endpoints.chatbot));
     endpoints[role] = {
       provider: 'openai',
       model: chosen.value,
       baseUrl: url.value,
-      apiKey,
+      ...(apiKey ? { apiKey } : {}),
+      ...(url.fromGraph ? { urlFromGraph: true } : {}),
+      ...(withheldKey ? { withheldKey } : {}),
       source: `model from ${chosen.source}; URL from ${url.source}`,
     };
   }
@@ -213,11 +236,23 @@ function nothingConfigured(probed: readonly string[]): UserError {
   );
 }
 
-function first(candidates: [string | undefined, string][]): Setting | undefined {
-  for (const [value, source] of candidates) {
-    if (value !== undefined && value.trim() !== '') return { value: value.trim(), source };
+function first(candidates: [string | undefined, string, fromGraph?: boolean][]): Setting | undefined {
+  for (const [value, source, fromGraph] of candidates) {
+    if (value !== undefined && value.trim() !== '')
+      return { value: value.trim(), source, ...(fromGraph ? { fromGraph } : {}) };
   }
   return undefined;
+}
+
+/**
+ * Whether the user trusts a server with their key: OpenAI itself, which the key was made for, or a
+ * server whose origin META_AGENT_TRUSTED_URLS lists.
+ */
+function trusted(baseUrl: string, env: NodeJS.ProcessEnv): boolean {
+  const origin = new URL(baseUrl).origin;
+  if (origin === new URL(OPENAI_BASE_URL).origin) return true;
+  const listed = (env.META_AGENT_TRUSTED_URLS ?? '').split(',').map((url) => url.trim());
+  return listed.some((url) => URL.canParse(url) && new URL(url).origin === origin);
 }
 
 function checkedUrl(pick: Setting): string {
