@@ -6,6 +6,7 @@
  */
 import type { ConversationState, Frame, ScopeKind, Turn } from './state.js';
 import { topFrame } from './state.js';
+import { mergedTable, nameTable } from './tables.js';
 
 /** Frames in scope, bottom first: the top frame down to (and including) the nearest local_function frame. */
 export function visibleFrames(state: ConversationState): Frame[] {
@@ -20,7 +21,7 @@ export function visibleFrames(state: ConversationState): Frame[] {
 
 /** Every variable in scope; a frame higher in the stack shadows the same name lower down. */
 export function variablesInScope(state: ConversationState): Record<string, unknown> {
-  return Object.assign({}, ...visibleFrames(state).map((f) => f.variables)) as Record<string, unknown>;
+  return mergedTable(visibleFrames(state).map((f) => f.variables));
 }
 
 /** Chat and thought turns in scope, oldest first. */
@@ -62,7 +63,7 @@ export function pushFrame(state: ConversationState, call: CallFrame): void {
   const prompts = call.scope === 'local_function' ? call.defaults : below;
   const frame: Frame = {
     scope: call.scope,
-    variables: { ...call.args },
+    variables: nameTable(call.args),
     turns: [],
     prompt: prompts.prompt,
     userPrompt: prompts.userPrompt,

@@ -17,6 +17,7 @@ import { userbotPrompt, type Exchange } from './prompt.js';
 import { stripSpeakerLabel } from './reply-text.js';
 import { topFrame, type ConversationState } from './state.js';
 import { isChatNode, planTransition } from './transitions.js';
+import { nameTable } from './tables.js';
 
 /** A random source in [0, 1). */
 export type Random = () => number;
@@ -223,7 +224,7 @@ export async function simulateConversations(
   for (let i = 0; i < options.count; i++)
     conversations.push(await simulateConversation(interpreter, options));
 
-  const nodes: SimulationReport['nodes'] = {};
+  const nodes: SimulationReport['nodes'] = nameTable();
   const taken = new Set<string>();
   for (const turn of conversations.flatMap((c) => c.turns)) {
     if (turn.taken !== undefined) taken.add(`${turn.node}\u0000${turn.taken}`);

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import type { GraphView } from '../graph/view.js';
+import { nameTable } from './tables.js';
 
 export const STATE_FORMAT = 'meta-agent/state@2';
 
@@ -74,6 +75,29 @@ export interface ConversationState {
   graph?: unknown;
 }
 
+/**
+ * A table of names as JSON holds it, read into a table without a prototype (tables.ts). Not `z.record`:
+ * that drops a `__proto__` key without checking its value.
+ */
+function nameTableSchema<T>(value: z.ZodType<T>) {
+  return z.unknown().transform((input, ctx) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      ctx.addIssue({ code: 'custom', message: 'expected an object' });
+      return z.NEVER;
+    }
+    const table = nameTable<T>();
+    for (const [name, entry] of Object.entries(input)) {
+      const parsed = value.safeParse(entry);
+      if (!parsed.success) {
+        ctx.addIssue({ code: 'custom', path: [name], message: parsed.error.issues[0]?.message ?? 'invalid' });
+        return z.NEVER;
+      }
+      table[name] = parsed.data;
+    }
+    return table;
+  });
+}
+
 const turnSchema = z.object({
   node: z.string(),
   kind: z.enum(['chat', 'thought']),
@@ -85,7 +109,7 @@ const turnSchema = z.object({
 
 export const frameSchema = z.object({
   scope: z.enum(['root', 'function', 'local_function', 'global_function']),
-  variables: z.record(z.string(), z.unknown()),
+  variables: nameTableSchema(z.unknown()),
   turns: z.array(turnSchema),
   prompt: z.string(),
   userPrompt: z.string(),
@@ -103,9 +127,9 @@ export const stateSchema = z.object({
   stack: z.array(frameSchema).min(1),
   current: z.string().optional(),
   pendingUser: z.string(),
-  visits: z.record(z.string(), count),
+  visits: nameTableSchema(count),
   steps: count,
-  lastEntered: z.record(z.string(), count),
+  lastEntered: nameTableSchema(count),
   ended: z.boolean(),
   graph: z.unknown().optional(),
 });
@@ -117,7 +141,7 @@ const loggedStateSchema = stateSchema.omit({ steps: true, lastEntered: true }).e
 });
 
 function fromLoggedState({ visited, ...rest }: z.infer<typeof loggedStateSchema>): ConversationState {
-  const lastEntered: Record<string, number> = {};
+  const lastEntered = nameTable<number>();
   visited.forEach(({ node }, i) => (lastEntered[node] = i + 1));
   return { ...rest, format: STATE_FORMAT, steps: visited.length, lastEntered } as ConversationState;
 }
@@ -131,16 +155,16 @@ export function newState(graph: GraphView): ConversationState {
     stack: [
       {
         scope: 'root',
-        variables: {},
+        variables: nameTable(),
         turns: [],
         prompt: graph.config.prompt,
         userPrompt: graph.config.userPrompt,
       },
     ],
     pendingUser: '',
-    visits: {},
+    visits: nameTable(),
     steps: 0,
-    lastEntered: {},
+    lastEntered: nameTable(),
     ended: false,
   };
 }
@@ -156,11 +180,11 @@ export function workingCopy(state: ConversationState): ConversationState {
     ...state,
     stack: state.stack.map((frame) => ({
       ...frame,
-      variables: { ...frame.variables },
+      variables: nameTable(frame.variables),
       turns: [...frame.turns],
     })),
-    visits: { ...state.visits },
-    lastEntered: { ...state.lastEntered },
+    visits: nameTable(state.visits),
+    lastEntered: nameTable(state.lastEntered),
   };
 }
 
