@@ -8,16 +8,16 @@
  * outgrow the state they follow, and on the first save of a process (which may resume a file with a
  * torn end, or one in the older single-value format), the journal is compacted: the whole state is
  * written to a temporary file in the same folder, flushed, and renamed over the journal, so a crash
- * leaves the old journal or the new one, never a mix.
+ * leaves the old journal or the new one, never a mix. The journal keeps its permissions (a `chmod 600`
+ * state stays private) and a symlink to it stays a link; see ../write-file.ts.
  */
-import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, readFile } from 'node:fs/promises';
 import { applyDelta, stateDelta } from '../engine/state-delta.js';
 import { parseState, stateMismatch, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
 import type { GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
+import { writeTextFile } from '../write-file.js';
 
 /** What every state format's name starts with. */
 const STATE_FORMAT_FAMILY = 'meta-agent/state@';
@@ -153,44 +153,11 @@ export class StateFile {
 
   /** Replaces the journal with one line, the whole state, atomically and durably. */
   async #compact(state: ConversationState): Promise<void> {
-    const path = this.path;
     const text = `${JSON.stringify(state)}\n`;
-    const temp = join(
-      dirname(path),
-      `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
-    try {
-      const handle = await open(temp, 'wx');
-      try {
-        await handle.writeFile(text);
-        // Without fsync the rename can reach the disk before the data, and a crash would leave an empty file.
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
-    await syncFolder(dirname(path));
+    await writeTextFile(this.path, text, { durable: true });
     this.#compactedBytes = Buffer.byteLength(text);
     this.#appendedBytes = 0;
     this.#written += this.#compactedBytes;
-  }
-}
-
-/** Makes the rename itself durable. Some platforms cannot open a folder for syncing; that only costs durability. */
-async function syncFolder(folder: string): Promise<void> {
-  try {
-    const handle = await open(folder, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Best effort by design: the state is already whole on disk, only the rename's durability is at stake.
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * Reading and writing graph files. The extension picks the format: `.autogram.json` / `.json` (native,
- * checked against the zod schema) or `.csv` (AutoGRAMS spreadsheet). Writes are atomic.
+ * checked against the zod schema) or `.csv` (AutoGRAMS spreadsheet). Writes are atomic for regular files
+ * and write through FIFOs and devices (../write-file.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { UserError } from '../errors.js';
+import { writeTextFile } from '../write-file.js';
 import { schemaRefFor } from './json-schema.js';
 import { describeJsonError } from './json-syntax.js';
 import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
@@ -91,14 +92,15 @@ export async function saveGraphFile(path: string, file: GraphFile): Promise<stri
   return [];
 }
 
-/** Writes through a temporary file in the same folder and renames it, so readers never see half a file. */
+/**
+ * Writes a regular file through a temporary file in the same folder, renamed over it, so readers never
+ * see half a file; the file keeps its permissions, a symlink stays a link, and a FIFO or a device is
+ * written through, never replaced (see ../write-file.ts). Failures are UserErrors naming the path.
+ */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, text);
-    await rename(temp, path);
+    await writeTextFile(path, text);
   } catch (error) {
-    await unlink(temp).catch(() => undefined);
     throw new UserError(`${path}: cannot write: ${(error as Error).message}`, 1);
   }
 }

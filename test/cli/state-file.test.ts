@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { appendFile, chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +80,25 @@ describe('the --state file', () => {
     const { state } = await talk(new StateFile(path), 3, first.state);
     expect(await loadStateFile(path)).toEqual(state);
     expect(state.stack[0]!.variables.count).toBe(7);
+  });
+
+  it('keeps a chmod 600 state file private when a later process compacts it', async () => {
+    const path = join(dir, 'private.state');
+    const first = await talk(new StateFile(path), 3);
+    await chmod(path, 0o600);
+    // A new process's first save rewrites the whole journal through a temporary file.
+    await talk(new StateFile(path), 2, first.state);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('removes the temporary file a process killed while compacting left behind', async () => {
+    const path = join(dir, 'crashed.state');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const stale = join(dir, `.crashed.state.${dead}.0badc0de.tmp`);
+    await writeFile(stale, '{"half": ');
+    await talk(new StateFile(path), 1);
+    expect(existsSync(stale)).toBe(false);
+    expect(await loadStateFile(path)).toBeDefined();
   });
 
   it('refuses a file with a damaged line before its end, naming the line', async () => {

@@ -9,9 +9,11 @@ Examples:
   $ meta-agent export fraction_agent.csv --format svg -o f.svg AutoGRAMS spreadsheet in, SVG out
   $ meta-agent export tutor.autogram.json -f mermaid           Mermaid flowchart for a README
   $ meta-agent export tutor.autogram.json -f csv -o tutor.csv  AutoGRAMS spreadsheet out
+  $ meta-agent export tutor.autogram.json -f svg -o - | less   "-o -" is stdout
 
 Formats: ${EXPORT_FORMATS.join(', ')}. Without --format, the extension of -o decides
-(.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with neither, DOT.`;
+(.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with neither, DOT. An existing file keeps its
+permissions; a FIFO or a device (-o /dev/stdout) is written through, never replaced.`;
 
 /** `export`'s options as commander parses them. */
 export interface ExportOptions {
@@ -26,7 +28,7 @@ export function register(program: Command): void {
     .description('write a graph as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page')
     .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
     .option('-f, --format <format>', `output format: ${EXPORT_FORMATS.join('|')}`)
-    .option('-o, --output <file>', 'write to FILE instead of stdout')
+    .option('-o, --output <file>', 'write to FILE instead of stdout ("-" is stdout)')
     .addHelpText('after', EXAMPLES)
     .action(async (graph: string, options: ExportOptions) => {
       const { runExport } = await import('../actions/export.js');

@@ -1,0 +1,172 @@
+/**
+ * What saving does to what is already at the path: a FIFO or a device is written through, never
+ * replaced; a symlink stays a link; a file keeps its permissions; crashed writers' temporary files go;
+ * `-o -` is stdout. The CLI cases run the built CLI: `npx tsc -p .` first.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadGraphFile, saveGraphFile, writeFileAtomic } from '../../src/graph/load.js';
+import { graphFileSchema } from '../../src/graph/schema.js';
+import { runCli } from '../support/run-cli.js';
+
+const root = process.getuid?.() === 0;
+const graph = graphFileSchema.parse({
+  name: 'g',
+  nodes: [{ name: 'a', action: 'chat', instruction: 'Say hello.', transitions: ['a'] }],
+});
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'meta-agent-files-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function graphFile(): Promise<string> {
+  const path = join(dir, 'g.autogram.json');
+  await saveGraphFile(path, graph);
+  return path;
+}
+
+/** The PID of a process that has ended. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '']).pid!;
+}
+
+describe('writing to what is already there', () => {
+  it('writes through a FIFO to the process reading it, and leaves it a FIFO', async () => {
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    const [read] = await Promise.all([readFile(fifo, 'utf8'), writeFileAtomic(fifo, 'through the pipe\n')]);
+    expect(read).toBe('through the pipe\n');
+    expect((await lstat(fifo)).isFIFO()).toBe(true);
+    expect(await readdir(dir)).toEqual(['pipe']);
+  });
+
+  it.skipIf(!root)('leaves a device a device: -o on a copy of /dev/null, as root', async () => {
+    // A device node of our own rather than /dev/null itself: a regression must not break the machine's.
+    const devnull = join(dir, 'null');
+    execFileSync('mknod', [devnull, 'c', '1', '3']);
+    const result = await runCli(['export', await graphFile(), '-f', 'dot', '-o', devnull]);
+    expect(result.stderr).not.toMatch(/^error:/m);
+    expect(result.code).toBe(0);
+    const after = await stat(devnull);
+    expect(after.isCharacterDevice()).toBe(true);
+    expect(after.rdev).toBe((await stat('/dev/null')).rdev);
+    expect((await readdir(dir)).sort()).toEqual(['g.autogram.json', 'null']);
+  });
+
+  it.skipIf(root)('writes -o /dev/null through, as a user who may not replace it', async () => {
+    const result = await runCli(['export', await graphFile(), '-f', 'dot', '-o', '/dev/null']);
+    expect(result.code).toBe(0);
+    expect((await stat('/dev/null')).isCharacterDevice()).toBe(true);
+  });
+
+  it('writes -o /dev/stdout into the pipe the CLI prints to', async () => {
+    const result = await runCli(['export', await graphFile(), '-f', 'dot', '-o', '/dev/stdout']);
+    expect(result.stderr).not.toMatch(/^error:/m);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^digraph "g" \{/);
+  });
+
+  it('prints to stdout for -o -, creating no file named "-"', async () => {
+    const path = await graphFile();
+    const result = await runCli(['export', path, '-o', '-'], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^digraph "g" \{/);
+    expect(result.stderr).not.toContain('wrote');
+    const svg = await runCli(['export', path, '-f', 'svg', '-o', '-'], { cwd: dir });
+    expect(svg.stdout).toMatch(/^<(\?xml|svg)/);
+    expect(existsSync(join(dir, '-'))).toBe(false);
+  });
+
+  it('replaces the file a symlink points to, keeping the link', async () => {
+    await mkdir(join(dir, 'real'));
+    const target = join(dir, 'real', 'g.autogram.json');
+    await writeFile(target, 'old');
+    const link = join(dir, 'link.autogram.json');
+    await symlink('real/g.autogram.json', link);
+    await saveGraphFile(link, graph);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(await readlink(link)).toBe('real/g.autogram.json');
+    expect((await loadGraphFile(target)).file.nodes).toEqual(graph.nodes);
+    expect(await readdir(join(dir, 'real'))).toEqual(['g.autogram.json']);
+  });
+
+  it('creates the file a dangling symlink points to, keeping the link', async () => {
+    const link = join(dir, 'link.autogram.json');
+    await symlink('made.autogram.json', link);
+    await saveGraphFile(link, graph);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect((await loadGraphFile(join(dir, 'made.autogram.json'))).file.name).toBe('g');
+  });
+
+  it('keeps the permissions of a chmod 600 graph file it saves', async () => {
+    const path = await graphFile();
+    await chmod(path, 0o600);
+    await saveGraphFile(path, graph);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('keeps the permissions of a chmod 600 file that export -o replaces', async () => {
+    const path = await graphFile();
+    const out = join(dir, 'g.dot');
+    await writeFile(out, 'old');
+    await chmod(out, 0o600);
+    const result = await runCli(['export', path, '-o', out]);
+    expect(result.code).toBe(0);
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+    expect(await readFile(out, 'utf8')).toMatch(/^digraph/);
+  });
+
+  it.skipIf(!root)("keeps the owner of a file root saves, not root's", async () => {
+    const path = await graphFile();
+    execFileSync('chown', ['65534:65534', path]);
+    await saveGraphFile(path, graph);
+    const after = await stat(path);
+    expect([after.uid, after.gid]).toEqual([65534, 65534]);
+  });
+
+  it('refuses a folder as the file to write, saying so', async () => {
+    await expect(writeFileAtomic(dir, 'x')).rejects.toThrow(`${dir}: cannot write: is a folder`);
+  });
+
+  it('says which folder is missing', async () => {
+    const path = join(dir, 'missing', 'g.autogram.json');
+    await expect(saveGraphFile(path, graph)).rejects.toThrow(
+      `cannot write: the folder ${join(dir, 'missing')} does not exist`,
+    );
+  });
+
+  it("removes crashed writers' temporary files of that target, and nothing else", async () => {
+    const path = await graphFile();
+    const dead = deadPid();
+    const stale = `.g.autogram.json.${dead}.0badc0de.tmp`;
+    const old = `.g.autogram.json.${process.pid}.00000001.tmp`;
+    const live = `.g.autogram.json.${process.pid}.00000002.tmp`;
+    const other = `.h.autogram.json.${dead}.0badc0de.tmp`;
+    for (const name of [stale, old, live, other, 'notes.tmp']) await writeFile(join(dir, name), 'x');
+    const hoursAgo = new Date(Date.now() - 2 * 3600_000);
+    await utimes(join(dir, old), hoursAgo, hoursAgo);
+    await saveGraphFile(path, graph);
+    expect((await readdir(dir)).sort()).toEqual([live, other, 'g.autogram.json', 'notes.tmp'].sort());
+  });
+});
