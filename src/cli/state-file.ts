@@ -15,6 +15,7 @@ import { open, readFile } from 'node:fs/promises';
 import { applyDelta, stateDelta } from '../engine/state-delta.js';
 import { parseState, stateMismatch, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
+import { withoutBom } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import { writeTextFile } from '../write-file.js';
@@ -59,6 +60,7 @@ export async function loadStateFile(path: string): Promise<ConversationState | u
 
 /** Whether `text` is a state file's (a journal, or the older single-value format), by its first value. */
 export function isStateText(text: string): boolean {
+  text = withoutBom(text);
   const first = parseJson(text) ?? parseJson(text.slice(0, text.indexOf('\n')));
   const format = (first as { format?: unknown } | undefined)?.format;
   return typeof format === 'string' && format.startsWith(STATE_FORMAT_FAMILY);
@@ -66,6 +68,7 @@ export function isStateText(text: string): boolean {
 
 /** The state a journal (or a state file of the older single-value format) ends at. */
 export function replay(text: string, path: string): ConversationState {
+  text = withoutBom(text);
   const whole = parseJson(text);
   if (whole !== undefined) return parseState(whole, path);
   const lines = text.split('\n');

@@ -52,8 +52,12 @@ export function parseGraphJson(text: string, source: string): LoadedGraph {
   return parseGraphObject(parseJsonText(text, source), source);
 }
 
-/** JSON.parse with a UserError (exit 2) that names the file and the line and column of a syntax error. */
+/**
+ * JSON.parse with a UserError (exit 2) that names the file and the line and column of a syntax error.
+ * A UTF-8 byte order mark, which some Windows editors write, is skipped.
+ */
 export function parseJsonText(text: string, source: string): unknown {
+  text = withoutBom(text);
   if (text.trim() === '') throw new UserError(`${source}: the file is empty`, 2);
   try {
     return JSON.parse(text);
@@ -103,6 +107,11 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   } catch (error) {
     throw new UserError(`${path}: cannot write: ${(error as Error).message}`, 1);
   }
+}
+
+/** `text` without the UTF-8 byte order mark it may start with. */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** Reads a text file; a missing or unreadable one is a UserError with exit code 2. */

@@ -101,6 +101,13 @@ describe('the --state file', () => {
     expect(await loadStateFile(path)).toBeDefined();
   });
 
+  it('reads a state file that starts with a UTF-8 byte order mark', async () => {
+    const path = join(dir, 'bom.state');
+    const { state } = await talk(new StateFile(path), 3);
+    await writeFile(path, `\ufeff${await readFile(path, 'utf8')}`);
+    expect(await loadStateFile(path)).toEqual(state);
+  });
+
   it('refuses a file with a damaged line before its end, naming the line', async () => {
     const path = join(dir, 'damaged.state');
     await talk(new StateFile(path), 4);

@@ -1,7 +1,8 @@
 /**
  * What saving does to what is already at the path: a FIFO or a device is written through, never
  * replaced; a symlink stays a link; a file keeps its permissions; crashed writers' temporary files go;
- * `-o -` is stdout. The CLI cases run the built CLI: `npx tsc -p .` first.
+ * `-o -` is stdout; a byte order mark does not stop a JSON file loading. The CLI cases run the built
+ * CLI: `npx tsc -p .` first.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -168,5 +169,16 @@ describe('writing to what is already there', () => {
     await utimes(join(dir, old), hoursAgo, hoursAgo);
     await saveGraphFile(path, graph);
     expect((await readdir(dir)).sort()).toEqual([live, other, 'g.autogram.json', 'notes.tmp'].sort());
+  });
+});
+
+describe('reading a file with a UTF-8 byte order mark', () => {
+  it('loads a JSON graph that starts with one', async () => {
+    const path = join(dir, 'bom.autogram.json');
+    await writeFile(path, `\ufeff${JSON.stringify(graph)}`);
+    expect((await loadGraphFile(path)).file.nodes).toEqual(graph.nodes);
+    const validated = await runCli(['validate', path]);
+    expect(validated.stderr).not.toMatch(/^error:/m);
+    expect(validated.code).toBe(0);
   });
 });
