@@ -3,7 +3,7 @@
  * fails, the partial work (outline, DOT draft, the model's last answer) so the user can see how far the
  * model got and why it stopped.
  */
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toDot } from '../src/export/dot.js';
 import { toSvgAndHtml } from '../src/export/html.js';
@@ -18,16 +18,42 @@ export interface SavedGraph {
   html: string;
 }
 
-/** Writes `NAME.autogram.json` and its `.dot`, `.svg` and `.html` views into `dir`. */
-export async function saveDesignedGraph(dir: string, file: GraphFile): Promise<SavedGraph> {
-  await mkdir(dir, { recursive: true });
-  const base = join(dir, file.name);
-  const paths: SavedGraph = {
+/** Where a design named `name` is saved in `dir`. */
+export function designPaths(dir: string, name: string): SavedGraph {
+  const base = join(dir, name);
+  return {
     graph: `${base}.autogram.json`,
     dot: `${base}.dot`,
     svg: `${base}.svg`,
     html: `${base}.html`,
   };
+}
+
+/** Those of a design's files (graph and views, not partial work) that something already occupies. */
+export async function designFilesPresent(dir: string, name: string): Promise<string[]> {
+  const paths = Object.values(designPaths(dir, name));
+  const present = await Promise.all(
+    paths.map((path) =>
+      lstat(path).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return paths.filter((_, i) => present[i]);
+}
+
+/** `name`, or the first of `name_2`, `name_3`, … whose files are all free in `dir`. */
+export async function freeDesignName(dir: string, name: string): Promise<string> {
+  let candidate = name;
+  for (let n = 2; (await designFilesPresent(dir, candidate)).length > 0; n++) candidate = `${name}_${n}`;
+  return candidate;
+}
+
+/** Writes `NAME.autogram.json` and its `.dot`, `.svg` and `.html` views into `dir`. */
+export async function saveDesignedGraph(dir: string, file: GraphFile): Promise<SavedGraph> {
+  await mkdir(dir, { recursive: true });
+  const paths = designPaths(dir, file.name);
   await saveGraphFile(paths.graph, file);
   const { svg, html } = await toSvgAndHtml(file);
   await Promise.all([

@@ -1,7 +1,7 @@
 /**
  * What saving does to what is already at the path: a FIFO or a device is written through, never
  * replaced; a symlink stays a link; a file keeps its permissions; crashed writers' temporary files go;
- * `-o -` is stdout; a byte order mark does not stop a JSON file loading. The CLI cases run the built
+ * `-o -` is stdout; `design` never overwrites an earlier design unasked. The CLI cases run the built
  * CLI: `npx tsc -p .` first.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -22,12 +22,15 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { nameFrom } from '../../src/cli/actions/design.js';
 import { loadGraphFile, saveGraphFile, writeFileAtomic } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { runCli } from '../support/run-cli.js';
 
 const root = process.getuid?.() === 0;
+const script = fileURLToPath(new URL('../../examples/quiz-designer.script.json', import.meta.url));
 const graph = graphFileSchema.parse({
   name: 'g',
   nodes: [{ name: 'a', action: 'chat', instruction: 'Say hello.', transitions: ['a'] }],
@@ -180,5 +183,68 @@ describe('reading a file with a UTF-8 byte order mark', () => {
     const validated = await runCli(['validate', path]);
     expect(validated.stderr).not.toMatch(/^error:/m);
     expect(validated.code).toBe(0);
+  });
+});
+
+describe('naming a design', () => {
+  function design(description: string, ...extra: string[]) {
+    return runCli(['design', description, '-o', dir, '--provider', 'scripted', '--script', script, ...extra]);
+  }
+
+  it('gives a second design of the same description a free name, and says so', async () => {
+    const first = await design('a quiz bot');
+    expect(first.code).toBe(0);
+    const written = await readFile(join(dir, 'quiz_bot.autogram.json'), 'utf8');
+    const second = await design('a quiz bot');
+    expect(second.stderr).not.toMatch(/^error:/m);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain(
+      `note: ${join(dir, 'quiz_bot.autogram.json')} already exists: naming this design quiz_bot_2`,
+    );
+    expect(second.stdout).toMatch(/^designed quiz_bot_2 /);
+    expect(await readFile(join(dir, 'quiz_bot.autogram.json'), 'utf8')).toBe(written);
+    expect((await loadGraphFile(join(dir, 'quiz_bot_2.autogram.json'))).file.name).toBe('quiz_bot_2');
+  });
+
+  it('overwrites an earlier design with --force', async () => {
+    const path = join(dir, 'quiz_bot.autogram.json');
+    await writeFile(path, 'an earlier design');
+    const result = await design('a quiz bot', '--force');
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain('note:');
+    expect((await loadGraphFile(path)).file.name).toBe('quiz_bot');
+    expect(existsSync(join(dir, 'quiz_bot_2.autogram.json'))).toBe(false);
+  });
+
+  it('refuses a --name whose design exists, before any model call, unless --force', async () => {
+    const path = join(dir, 'quiz.autogram.json');
+    await writeFile(path, 'an earlier design');
+    const result = await design('a quiz bot', '--name', 'quiz');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`error: ${path} already exists`);
+    expect(result.stderr).toContain('hint: pass --force to overwrite it, or another --name');
+    expect(await readFile(path, 'utf8')).toBe('an earlier design');
+    expect(result.stderr).not.toContain('designing');
+  });
+
+  it('names a design described in Japanese in Japanese', async () => {
+    const result = await design('家庭教師ボット');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^designed 家庭教師ボット /);
+    expect(existsSync(join(dir, '家庭教師ボット.autogram.json'))).toBe(true);
+  });
+
+  it('makes names that say something in any script, and keeps numbers apart', () => {
+    expect(nameFrom('a tutor bot that teaches fractions')).toBe('tutor_bot_teaches');
+    expect(nameFrom('家庭教師ボット')).toBe('家庭教師ボット');
+    expect(nameFrom('数学の家庭教師ボット、小学生向け')).toBe('数学の家庭教師ボット_小学生向け');
+    expect(nameFrom('Бот-репетитор по математике')).toBe('бот_репетитор_по');
+    expect(nameFrom('un café à Paris')).toBe('un_cafe_paris');
+    expect(nameFrom('ＦＵＬＬ width Bot')).toBe('full_width_bot');
+    expect(nameFrom('a tutor bot number 1')).toBe('tutor_bot_number_1');
+    expect(nameFrom('a tutor bot number 8')).toBe('tutor_bot_number_8');
+    expect(nameFrom('!!!')).toBe('agent');
+    expect(nameFrom('🤖🤖')).toBe('agent');
+    expect([...nameFrom('ボ'.repeat(100))]).toHaveLength(40);
   });
 });

@@ -1,6 +1,7 @@
 /** What `meta-agent design` does (declared in ../commands/design.ts). */
 import { designAgent, loadDesigner, type DesignFailure } from '../../../meta/design.js';
 import { designConcurrency } from '../../../meta/limits.js';
+import { designFilesPresent, freeDesignName } from '../../../meta/output.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
@@ -13,9 +14,7 @@ import { plural } from '../words.js';
 /** Designs a graph from `description` and writes it, with its views, into the output folder. */
 export async function runDesign(description: string, options: DesignOptions): Promise<void> {
   if (!description.trim()) throw new UserError('the description is empty', 2, 'say what the agent is for');
-  const name = options.name ?? nameFrom(description);
-  if (!/^[A-Za-z0-9][\w-]*$/.test(name))
-    throw new UserError(`"${name}" cannot name a graph file`, 2, 'use letters, digits, "_" and "-"');
+  const name = await chooseName(description, options);
   const { models, endpoints } = await modelsFromOptions(options);
   const chatbot = endpoints.chatbot;
   const concurrency =
@@ -73,8 +72,37 @@ function failureError(failure: DesignFailure): UserError {
   );
 }
 
-/** `tutor_bot_teaches` from "a tutor bot that teaches fractions": the first three words that say something. */
-function nameFrom(description: string): string {
+/**
+ * The graph's name, whose files must not overwrite an earlier design's unless `--force` says so: a name
+ * the user gave is then refused (they meant that one), a name from the description moves on to a free
+ * one (`NAME_2`, …), which stderr reports.
+ */
+async function chooseName(description: string, options: DesignOptions): Promise<string> {
+  const name = options.name ?? nameFrom(description);
+  if (!/^[\p{L}\p{N}][\p{L}\p{M}\p{N}_-]*$/u.test(name) || Buffer.byteLength(name) > MAX_NAME_BYTES)
+    throw new UserError(
+      `"${name}" cannot name a graph file`,
+      2,
+      `use letters, digits, "_" and "-", at most ${MAX_NAME_BYTES} bytes`,
+    );
+  if (options.force) return name;
+  const taken = await designFilesPresent(options.output, name);
+  if (taken.length === 0) return name;
+  if (options.name !== undefined)
+    throw new UserError(`${taken[0]} already exists`, 2, 'pass --force to overwrite it, or another --name');
+  const free = await freeDesignName(options.output, name);
+  process.stderr.write(
+    `note: ${taken[0]} already exists: naming this design ${free} (--force overwrites, --name picks a name)\n`,
+  );
+  return free;
+}
+
+/**
+ * `tutor_bot_teaches` from "a tutor bot that teaches fractions": the first three words that say
+ * something, then the numbers that follow them ("a tutor bot number 8" is `tutor_bot_number_8`). Words
+ * of any script count (家庭教師ボット stays itself); accents on Latin letters are dropped (café: cafe).
+ */
+export function nameFrom(description: string): string {
   const filler = new Set([
     'a',
     'an',
@@ -91,12 +119,27 @@ function nameFrom(description: string): string {
     'our',
   ]);
   const words = description
+    .normalize('NFKC')
     .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9\s]/g, ' ')
-    .split(/\s+/)
-    .filter((w) => w && !filler.has(w));
-  return words.slice(0, 3).join('_') || 'agent';
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, ' ')
+    .split(' ')
+    .map(latinFolded)
+    .filter((w) => /^[\p{L}\p{N}]/u.test(w) && !filler.has(w));
+  const numbers = words.slice(3).filter((w) => /^\p{N}+$/u.test(w));
+  const name = [...words.slice(0, 3), ...numbers.slice(0, 2)].join('_');
+  return name === '' ? 'agent' : [...name].slice(0, MAX_NAME_CHARS).join('').replace(/_+$/, '');
+}
+
+/** A name from a description is cut to this many characters; the file name stays short in any script. */
+const MAX_NAME_CHARS = 40;
+
+/** File systems allow 255 bytes in a name; `.partial.last-answer.txt` and `_NN` must fit beside it. */
+const MAX_NAME_BYTES = 200;
+
+/** `cafe` for `café`: a word that is Latin once its accents go loses them; other scripts stay whole. */
+function latinFolded(word: string): string {
+  const folded = word.normalize('NFKD').replace(/\p{M}/gu, '');
+  return /^[a-z0-9]+$/.test(folded) ? folded : word;
 }
 
 function describeEndpoint(endpoint: ResolvedEndpoint): string {

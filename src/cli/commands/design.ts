@@ -14,6 +14,7 @@ Examples:
   $ meta-agent design "a recruiter that screens candidates" -o agents --name recruiter
   $ meta-agent design "a support bot for a bike shop" --check 5        simulate 5 conversations, repair
   $ meta-agent design "a tutor bot" --base-url http://127.0.0.1:11434/v1 --model llama3.2
+  $ meta-agent design "a tutor bot that teaches fractions" --name tutor --force   redesign tutor.*
 
 The designer is itself a graph (meta/designer.autogram.json): outline -> DOT draft -> Graphviz parse
 (problems go back to the model) -> every node's fields, written concurrently -> assemble, lint, repair.
@@ -25,6 +26,7 @@ ${MODEL_OPTIONS_HELP}`;
 export interface DesignOptions extends ModelOptionValues {
   output: string;
   name?: string;
+  force?: boolean;
   check?: number;
   concurrency?: number;
 }
@@ -37,6 +39,10 @@ export function register(program: Command): void {
     .argument('<description>', 'what the agent is for, e.g. "a tutor bot that teaches fractions"')
     .option('-o, --output <dir>', 'folder to write the graph and its views into', '.')
     .option('--name <name>', 'the graph name and file name (default: from the description)')
+    .option(
+      '--force',
+      'overwrite an earlier design of the same name (else a name from the description becomes NAME_2, …, and a --name is refused)',
+    )
     .option('--check <n>', 'simulate N conversations, report coverage and agreement, repair', positiveInt)
     .addOption(
       new Option(
