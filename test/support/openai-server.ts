@@ -55,7 +55,23 @@ export type Fault =
    * A stream that starts, then sends an `error` event, as vLLM and llama.cpp do when generation
    * fails; a whole response gets a plain 500 instead.
    */
-  | { fault: 'stream-error'; message?: string };
+  | { fault: 'stream-error'; message?: string }
+  /** 200, then one byte (a space) every `intervalMs` (default 200) until the client goes away. */
+  | { fault: 'trickle'; intervalMs?: number }
+  /**
+   * A stream that never ends: a content chunk every `intervalMs` (default 20) until the client goes
+   * away; a whole response gets the start of its JSON, then a trickle of spaces at that pace.
+   */
+  | { fault: 'endless'; intervalMs?: number }
+  /**
+   * A valid answer whose text is `bytes` long, sent as it is generated (the server never holds it all):
+   * a whole response without content-length unless `declareLength`, a stream in 64 KiB chunks.
+   */
+  | { fault: 'huge'; bytes: number; declareLength?: boolean }
+  /** 200 with an HTML page, as a proxy or a web server at the wrong URL answers, stream or not. */
+  | { fault: 'html' }
+  /** A redirect (default 307) to `location`, stream or not. */
+  | { fault: 'redirect'; location: string; status?: number };
 
 /** What the server answers to one chat completion. */
 export type ChatAnswer =
@@ -128,6 +144,8 @@ export interface OpenAIServer {
   chatRequests(): ChatRequestBody[];
   /** The highest number of requests handled at once so far. */
   readonly maxInFlight: number;
+  /** Requests being handled now (a client that gave up has closed its connection). */
+  readonly inFlight: number;
   /** Appends answers to the queue. */
   enqueue(...answers: ChatAnswer[]): void;
   /** Stops listening and cuts open connections. */
@@ -210,6 +228,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     await sleep((options.latencyMs ?? 0) + (normalized.delayMs ?? 0));
     if (res.destroyed) return;
     if ('fault' in normalized) {
+      if (isHostile(normalized)) return sendHostile(res, normalized, body);
       return body.stream ? streamFault(res, normalized, body.model) : sendFault(res, normalized, body.model);
     }
     const text = shapeAnswer(normalized.text, body);
@@ -309,6 +328,9 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     get maxInFlight() {
       return maxInFlight;
     },
+    get inFlight() {
+      return inFlight;
+    },
     enqueue: (...answers) => queue.push(...answers),
     close: () =>
       new Promise<void>((resolve) => {
@@ -403,6 +425,76 @@ function streamFault(res: ServerResponse, fault: Fault, model: string): void {
     return;
   }
   sendFault(res, fault, model);
+}
+
+type HostileFault = Extract<Fault, { fault: 'trickle' | 'endless' | 'huge' | 'html' | 'redirect' }>;
+
+function isHostile(fault: Fault): fault is HostileFault {
+  return ['trickle', 'endless', 'huge', 'html', 'redirect'].includes(fault.fault);
+}
+
+/** The faults of a server that answers, but not as a client can live with. */
+async function sendHostile(res: ServerResponse, fault: HostileFault, body: ChatRequestBody): Promise<void> {
+  const contentType = body.stream ? 'text/event-stream' : 'application/json';
+  const chunk = (content: string, finishReason: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-hostile', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta: { content }, finish_reason: finishReason }] })}\n\n`;
+  switch (fault.fault) {
+    case 'redirect':
+      res.writeHead(fault.status ?? 307, { location: fault.location, 'content-length': 0 });
+      return void res.end();
+    case 'html':
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return void res.end('<html><body><h1>Welcome to nginx!</h1></body></html>\n');
+    case 'trickle':
+      res.writeHead(200, { 'content-type': contentType });
+      while (!res.destroyed) {
+        res.write(' ');
+        await sleep(fault.intervalMs ?? 200);
+      }
+      return;
+    case 'endless':
+      res.writeHead(200, { 'content-type': contentType });
+      if (!body.stream) res.write('{"id": "chatcmpl-endless", "choices": [');
+      while (!res.destroyed) {
+        res.write(body.stream ? chunk('and on ') : ' ');
+        await sleep(fault.intervalMs ?? 20);
+      }
+      return;
+    case 'huge': {
+      // Words, not one long run of a letter, which tiktoken takes seconds to count.
+      const piece = 'all work and no play '.repeat(64 * 1024).slice(0, 64 * 1024);
+      const pieces = Math.ceil(fault.bytes / piece.length);
+      const start = body.stream
+        ? ''
+        : `{"id":"chatcmpl-huge","object":"chat.completion","created":0,"model":${JSON.stringify(body.model)},"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`;
+      const end = body.stream ? `${chunk('', 'stop')}data: [DONE]\n\n` : '"}}]}';
+      const length =
+        Buffer.byteLength(start) +
+        pieces * Buffer.byteLength(body.stream ? chunk(piece) : piece) +
+        Buffer.byteLength(end);
+      res.writeHead(200, {
+        'content-type': contentType,
+        ...(fault.declareLength && { 'content-length': length }),
+      });
+      res.write(start);
+      for (let sent = 0; sent < pieces && !res.destroyed; sent++) {
+        // Waits for the client to take each piece, so the server holds little of it.
+        if (!res.write(body.stream ? chunk(piece) : piece)) await drained(res);
+      }
+      return void res.end(end);
+    }
+  }
+}
+
+/** Resolves when `res` can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 function sendFault(res: ServerResponse, fault: Fault, model = 'the model'): void {
