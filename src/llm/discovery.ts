@@ -1,12 +1,13 @@
 /**
  * Finding model servers and their models: `GET /models` on an OpenAI-compatible endpoint, and a quick
  * probe of the ports local servers use by default, so meta-agent works with nothing configured when
- * Ollama or LM Studio is running.
+ * Ollama or LM Studio is running. Both read the answer through guarded-fetch.ts, as model calls do.
  */
 import { connect } from 'node:net';
 import { malformedResponse, toModelError } from './errors.js';
+import { guardedFetch } from './guarded-fetch.js';
 import { PLACEHOLDER_API_KEY } from './openai.js';
-import { loadOpenAISdk } from './openai-sdk.js';
+import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
 
 /** Where local servers listen by default, in the order they are tried. */
 export const DEFAULT_PROBE_URLS: readonly string[] = [
@@ -16,6 +17,12 @@ export const DEFAULT_PROBE_URLS: readonly string[] = [
 
 /** How long a local probe waits: a server on loopback answers in milliseconds or not at all. */
 const PROBE_TIMEOUT_MS = 800;
+
+/**
+ * Cap on a model list. Hosted services listing hundreds of models, descriptions and all, send well
+ * under a megabyte; 4 MiB is room to spare, and little memory when a server sends something else.
+ */
+const MODEL_LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface ListModelsOptions {
   apiKey?: string;
@@ -31,6 +38,8 @@ export async function listModels(baseUrl: string, options: ListModelsOptions = {
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     timeout: timeoutMs,
     maxRetries: 0,
+    fetch: guardedFetch({ idleMs: timeoutMs, maxBytes: MODEL_LIST_MAX_BYTES }),
+    ...quietSdkLog(),
   });
   try {
     const page = await client.models.list();
@@ -82,7 +91,8 @@ async function probe(baseUrl: string): Promise<string[] | undefined> {
   try {
     const url = new URL(baseUrl);
     if (!(await listening(url, signal))) return undefined;
-    const response = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
+    const limited = guardedFetch({ idleMs: PROBE_TIMEOUT_MS, maxBytes: MODEL_LIST_MAX_BYTES });
+    const response = await limited(`${baseUrl.replace(/\/+$/, '')}/models`, {
       headers: { authorization: `Bearer ${PLACEHOLDER_API_KEY}` },
       signal,
     });

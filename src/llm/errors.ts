@@ -1,10 +1,11 @@
 /**
- * Turns what the openai SDK throws into one line a user can act on, with a hint. The kind stays on the
- * error so the layers above can react (structured output falls back to a plainer response format on a
- * rejected request) without parsing messages.
+ * Turns what the openai SDK throws, and what guarded-fetch.ts refuses, into one line a user can act on,
+ * with a hint. The kind stays on the error so the layers above can react (structured output falls back
+ * to a plainer response format on a rejected request) without parsing messages.
  */
 import type { APIConnectionError, APIError } from 'openai';
 import { UserError } from '../errors.js';
+import { MAX_REDIRECTS, ResponseLimitError } from './guarded-fetch.js';
 import { loadedOpenAISdk, type OpenAISdk } from './openai-sdk.js';
 
 export type ModelErrorKind =
@@ -16,7 +17,9 @@ export type ModelErrorKind =
   | 'timeout'
   | 'server'
   | 'bad-request'
-  | 'malformed';
+  | 'malformed'
+  | 'too-large'
+  | 'redirect';
 
 /** A model call that failed in a way the user can fix or should know about. */
 export class ModelError extends UserError {
@@ -45,6 +48,8 @@ const CONNECTION_REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'E
  */
 export function toModelError(error: unknown, context: ModelCallContext): unknown {
   if (error instanceof ModelError) return error;
+  const limit = causeOfType(error, ResponseLimitError);
+  if (limit) return limitError(limit, context.baseUrl);
   const sdk = loadedOpenAISdk();
   const reported = sdk && fromSdk(error, context, sdk);
   if (reported !== undefined) return reported;
@@ -114,6 +119,14 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'the server may not support an option meta-agent sent; check its OpenAI compatibility',
     );
   }
+  if (
+    error instanceof APIError &&
+    typeof error.status === 'number' &&
+    error.status >= 300 &&
+    error.status < 400
+  ) {
+    return redirectError(error, baseUrl);
+  }
   if (error instanceof APIError && typeof error.status === 'number' && error.status >= 500) {
     return new ModelError(
       'server',
@@ -141,6 +154,54 @@ export function malformedResponse(baseUrl: string, detail?: string): ModelError 
   );
 }
 
+/** A model call that outlived its deadline (META_AGENT_DEADLINE_MS), its retries included. */
+export function deadlineExceeded(baseUrl: string, deadlineMs: number): ModelError {
+  return new ModelError(
+    'timeout',
+    `the model server at ${baseUrl} did not finish answering within ${formatSeconds(deadlineMs)}, so the call was stopped`,
+    'raise META_AGENT_DEADLINE_MS (milliseconds) for very long answers, or ask for a shorter one',
+  );
+}
+
+function limitError(error: ResponseLimitError, baseUrl: string): ModelError {
+  if (error.limit === 'stalled') {
+    return new ModelError(
+      'timeout',
+      `the model server at ${baseUrl} stopped sending for ${formatSeconds(error.value)} in the middle of a response`,
+      'check the server log; raise META_AGENT_TIMEOUT_MS (milliseconds) if it is only slow',
+    );
+  }
+  return new ModelError(
+    'too-large',
+    `the model server at ${baseUrl} sent a response larger than ${formatBytes(error.value)}; it was cut off`,
+    'the model may be repeating itself endlessly: ask for a shorter answer (max tokens) or check the server',
+  );
+}
+
+/**
+ * A 3xx the SDK saw: guarded-fetch.ts hands one back only when it will not follow it (another origin,
+ * too many redirects, no usable location), and the request has then gone nowhere else.
+ */
+function redirectError(error: APIError, baseUrl: string): ModelError {
+  const location = error.headers?.get('location') ?? '';
+  const origin = (url: string) => (URL.canParse(url) ? new URL(url).origin : undefined);
+  const target = origin(location);
+  if (target !== undefined && target !== origin(baseUrl)) {
+    return new ModelError(
+      'redirect',
+      `the model server at ${baseUrl} redirected to another origin (${location}); not following, so the prompt and key were not sent there`,
+      'if you trust that server, point OPENAI_BASE_URL or --base-url at it directly',
+    );
+  }
+  return new ModelError(
+    'redirect',
+    target === undefined
+      ? `the model server at ${baseUrl} answered with a redirect (${error.status}) that cannot be followed`
+      : `the model server at ${baseUrl} redirected more than ${MAX_REDIRECTS} times (last to ${location}); not following`,
+    'check the base URL: it usually ends in /v1 and names the server itself, not a proxy in front of it',
+  );
+}
+
 function connectionError(error: APIConnectionError, baseUrl: string): ModelError {
   const code = causeCode(error);
   if (code === undefined || CONNECTION_REFUSED.has(code)) {
@@ -155,6 +216,16 @@ function connectionError(error: APIConnectionError, baseUrl: string): ModelError
     `the connection to the model server at ${baseUrl} failed (${code})`,
     'check the server log; try again',
   );
+}
+
+/** The first error of class `type` down the `cause` chain (the SDK wraps what fetch throws). */
+function causeOfType<T>(error: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  for (let current = error, depth = 0; current && depth < 6; depth++) {
+    if (current instanceof type) return current;
+    if (typeof current !== 'object') return undefined;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /** The system error code (ECONNREFUSED, UND_ERR_SOCKET, …) somewhere down the `cause` chain. */
@@ -198,4 +269,16 @@ function retriesText(maxRetries: number): string {
 function formatSeconds(ms: number): string {
   const seconds = ms / 1000;
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
+    if (bytes >= size)
+      return `${Number.isInteger(bytes / size) ? bytes / size : (bytes / size).toFixed(1)} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }

@@ -20,3 +20,11 @@ export async function loadOpenAISdk(): Promise<OpenAISdk> {
 export function loadedOpenAISdk(): OpenAISdk | undefined {
   return sdk;
 }
+
+/**
+ * Client options that keep the SDK's own log lines (its warnings, "Could not parse message into JSON")
+ * off the terminal, where only our one-line error belongs. OPENAI_LOG still turns them on, to debug.
+ */
+export function quietSdkLog(): { logLevel?: 'off' } {
+  return process.env.OPENAI_LOG ? {} : { logLevel: 'off' };
+}

@@ -1,15 +1,18 @@
 /**
  * The OpenAI-compatible provider: OpenAI itself and any server speaking its protocol (Ollama, vLLM,
  * LM Studio, llama.cpp). Built on the openai SDK, which supplies bounded retries (honouring
- * `retry-after`) and the request timeout; failures become one-line ModelErrors (errors.ts). The SDK loads
- * with the first request (openai-sdk.ts), so making a model costs nothing until it is used.
+ * `retry-after`) and the wait for an answer's headers; guarded-fetch.ts bounds the answer itself (a body
+ * that stalls, one too large, a redirect elsewhere), and each call has a deadline spanning its retries,
+ * so no server, however broken, holds a call forever. Failures become one-line ModelErrors (errors.ts).
+ * The SDK loads with the first request (openai-sdk.ts), so making a model costs nothing until it is used.
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { UserError } from '../errors.js';
-import { malformedResponse, toModelError } from './errors.js';
+import { deadlineExceeded, malformedResponse, toModelError } from './errors.js';
 import type { ModelCallContext } from './errors.js';
-import { loadOpenAISdk } from './openai-sdk.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_TIMER_MS, guardedFetch } from './guarded-fetch.js';
+import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
 import { countMessageTokens, countTokens } from './tokens.js';
 import type {
   Completion,
@@ -21,8 +24,17 @@ import type {
   TokenUsage,
 } from './types.js';
 
-/** Default request timeout; META_AGENT_TIMEOUT_MS overrides it. */
+/**
+ * Default wait for a server to start answering, and longest silence allowed in the middle of an
+ * answer; META_AGENT_TIMEOUT_MS overrides it.
+ */
 export const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * Default deadline for a whole call, retries included; META_AGENT_DEADLINE_MS overrides it. Ten
+ * minutes streams several thousand tokens from a slow local model; an answer still going after that
+ * is more likely a server stuck in a loop than one worth waiting for.
+ */
+export const DEFAULT_DEADLINE_MS = 600_000;
 /** Default retries after a 429, 5xx, timeout or connection failure. */
 export const DEFAULT_MAX_RETRIES = 2;
 /** The key sent to servers that need none (most local ones); the SDK insists on some key. */
@@ -33,8 +45,18 @@ export interface OpenAIModelOptions {
   baseUrl: string;
   model: string;
   apiKey?: string;
-  /** Per request, in milliseconds. Default: META_AGENT_TIMEOUT_MS, else 60 s. */
+  /**
+   * Wait for the server to start answering, and longest silence in the middle of an answer, in
+   * milliseconds. Default: META_AGENT_TIMEOUT_MS, else 60 s.
+   */
   timeoutMs?: number;
+  /**
+   * Longest a call may take, its retries included, in milliseconds. Default: META_AGENT_DEADLINE_MS,
+   * else 10 minutes, or as long as every try may wait for its answer to start, when that is longer.
+   */
+  deadlineMs?: number;
+  /** Most bytes one response may have. Default 32 MiB (DEFAULT_MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
   /** Default 2. */
   maxRetries?: number;
 }
@@ -48,6 +70,8 @@ export class OpenAIModel implements LanguageModel {
   readonly #apiKey: string;
   #client: Promise<OpenAI> | undefined;
   readonly #context: ModelCallContext;
+  readonly #deadlineMs: number;
+  readonly #maxResponseBytes: number;
   /**
    * OpenAI itself wants `max_completion_tokens` (its reasoning models reject `max_tokens`); the
    * compatible servers still read `max_tokens`.
@@ -59,9 +83,14 @@ export class OpenAIModel implements LanguageModel {
     this.modelName = options.model;
     this.id = `openai:${options.model}@${this.baseUrl}`;
     this.#isOpenAI = URL.canParse(this.baseUrl) && new URL(this.baseUrl).hostname === 'api.openai.com';
-    const timeoutMs = options.timeoutMs ?? timeoutFromEnv() ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? millisecondsFromEnv('META_AGENT_TIMEOUT_MS') ?? DEFAULT_TIMEOUT_MS;
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#context = { baseUrl: this.baseUrl, model: this.modelName, timeoutMs, maxRetries };
+    this.#deadlineMs =
+      options.deadlineMs ??
+      millisecondsFromEnv('META_AGENT_DEADLINE_MS') ??
+      Math.max(DEFAULT_DEADLINE_MS, timeoutMs * (maxRetries + 1));
+    this.#maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.#apiKey = options.apiKey || PLACEHOLDER_API_KEY;
   }
 
@@ -74,17 +103,45 @@ export class OpenAIModel implements LanguageModel {
           apiKey: this.#apiKey,
           timeout: this.#context.timeoutMs,
           maxRetries: this.#context.maxRetries,
+          fetch: guardedFetch({ idleMs: this.#context.timeoutMs, maxBytes: this.#maxResponseBytes }),
+          ...quietSdkLog(),
         }),
     );
     return this.#client;
   }
 
-  async complete(request: CompletionRequest): Promise<Completion> {
+  /**
+   * Runs one call under the deadline: past it the call's requests are aborted (retries and the waits
+   * between them included) and it fails with a ModelError saying so, whatever the SDK made of the abort.
+   * Any other failure becomes a ModelError where it is one.
+   */
+  async #call<T>(signal: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const deadline = new AbortController();
+    const expired = new Promise<never>((_, reject) =>
+      deadline.signal.addEventListener(
+        'abort',
+        () => reject(deadlineExceeded(this.baseUrl, this.#deadlineMs)),
+        { once: true },
+      ),
+    );
+    const timer = setTimeout(() => deadline.abort(), Math.min(this.#deadlineMs, MAX_TIMER_MS));
     try {
+      const work = call(signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal);
+      work.catch(() => undefined);
+      return await Promise.race([work, expired]);
+    } catch (error) {
+      throw toModelError(error, this.#context);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  complete(request: CompletionRequest): Promise<Completion> {
+    return this.#call(request.signal, async (signal) => {
       const client = await this.#connect();
       const response = await client.chat.completions.create(
         { ...this.#params(request), stream: false },
-        { signal: request.signal },
+        { signal },
       );
       const text = response?.choices?.[0]?.message?.content;
       if (!Array.isArray(response?.choices) || (typeof text !== 'string' && text !== null)) {
@@ -95,38 +152,43 @@ export class OpenAIModel implements LanguageModel {
         model: response.model || this.modelName,
         usage: this.#usage(response.usage, request, text ?? ''),
       };
-    } catch (error) {
-      throw toModelError(error, this.#context);
-    }
+    });
   }
 
-  async stream(request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> {
-    try {
+  stream(request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> {
+    return this.#call(request.signal, async (signal) => {
       const client = await this.#connect();
       const stream = await client.chat.completions.create(
         { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
-        { signal: request.signal },
+        { signal },
       );
       let text = '';
       let model = this.modelName;
       let reported: OpenAI.CompletionUsage | undefined;
+      let answered = false;
       for await (const chunk of stream) {
-        if (chunk.model) model = chunk.model;
-        if (chunk.usage) reported = chunk.usage;
-        const delta = chunk.choices?.[0]?.delta?.content;
+        if (chunk?.model) model = chunk.model;
+        if (chunk?.usage) reported = chunk.usage;
+        const choice = chunk?.choices?.[0];
+        if (choice?.finish_reason) answered = true;
+        const delta = choice?.delta?.content;
         if (typeof delta === 'string' && delta !== '') {
+          answered = true;
           text += delta;
           onChunk({ delta });
         }
       }
+      // The SDK ends a stream quietly when it is aborted.
+      request.signal?.throwIfAborted();
+      // A page that is not a stream at all, or events that carry nothing, are no (empty) answer.
+      if (!answered)
+        throw malformedResponse(this.baseUrl, 'the stream ended with no text and no finish_reason');
       return { text, model, usage: this.#usage(reported, request, text) };
-    } catch (error) {
-      throw toModelError(error, this.#context);
-    }
+    });
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<Embeddings> {
-    try {
+  embed(texts: string[], signal?: AbortSignal): Promise<Embeddings> {
+    return this.#call(signal, async (signal) => {
       const client = await this.#connect();
       const response = await client.embeddings.create(
         { model: this.modelName, input: texts, encoding_format: 'float' },
@@ -146,9 +208,7 @@ export class OpenAIModel implements LanguageModel {
           completionTokens: 0,
         },
       };
-    } catch (error) {
-      throw toModelError(error, this.#context);
-    }
+    });
   }
 
   /** Request fields shared by whole and streamed completions; absent options are not sent at all. */
@@ -200,15 +260,15 @@ function toVector(embedding: unknown, baseUrl: string): number[] {
   throw malformedResponse(baseUrl, 'an embedding is neither a list of numbers nor base64 float32');
 }
 
-function timeoutFromEnv(): number | undefined {
-  const raw = process.env.META_AGENT_TIMEOUT_MS;
+function millisecondsFromEnv(name: 'META_AGENT_TIMEOUT_MS' | 'META_AGENT_DEADLINE_MS'): number | undefined {
+  const raw = process.env[name];
   if (!raw) return undefined;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) {
     throw new UserError(
-      `META_AGENT_TIMEOUT_MS must be a positive number of milliseconds, not "${raw}"`,
+      `${name} must be a positive number of milliseconds, not "${raw}"`,
       2,
-      'for example META_AGENT_TIMEOUT_MS=120000 for two minutes',
+      `for example ${name}=${name === 'META_AGENT_TIMEOUT_MS' ? '120000 for two minutes' : '1200000 for twenty minutes'}`,
     );
   }
   return value;
