@@ -160,7 +160,8 @@ export class Sandbox {
   /**
    * Makes host functions callable synchronously from inside as `name.fn(…)` (e.g. `self.addNode({…})`),
    * from the next evaluation on. Arguments and results are copies; a host function that throws raises
-   * an `Error` inside (catchable there) with the same message.
+   * an `Error` inside (catchable there) with the same message. Time spent in them counts toward the
+   * evaluation's time limit.
    */
   expose(name: string, functions: Record<string, HostFunction>): void {
     this.#host.expose(name, functions);
@@ -270,7 +271,8 @@ export class Sandbox {
       arguments: { copy: true },
       result: { copy: true },
     } as const;
-    const evaluation = isolate.watchdog.start();
+    // Waiting for asynchronous host functions is not charged; everything else is, host calls included.
+    const evaluation = isolate.watchdog.start(!waits);
     try {
       const answer: unknown = waits
         ? await run.apply(undefined, args, options)

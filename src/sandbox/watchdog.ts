@@ -1,7 +1,10 @@
 /**
- * Discards an isolate when one evaluation uses more CPU time than its budget where isolated-vm's own
- * time limit does not reach: after a call, isolated-vm reads an unhandled rejection's `message` (which
- * may be a getter the code wrote) with no limit at all.
+ * Discards an isolate when one evaluation uses more time than its budget where isolated-vm's own time
+ * limit does not reach: after a call, isolated-vm reads an unhandled rejection's `message` (which may be
+ * a getter the code wrote) with no limit at all; and isolated-vm counts only the isolate's own time, not
+ * the host functions it calls, so code looping on a costly host function (`self.getNode` over a large
+ * graph) would run on for as long as it likes. An evaluation that never waits for the host is therefore
+ * bounded in wall time too, host calls included.
  *
  * Evaluations run synchronously on the host's thread (an asynchronous call costs ten times the
  * evaluation), so no timer of the host could fire while one runs. The watchdog is a second, tiny
@@ -32,14 +35,16 @@ const RUNNING = 1; // 1 while an evaluation is under way
 const ALIVE = 2; // 1 while the watchdog's task runs (or is about to)
 const STOP = 3; // 1 once the host disposes the watchdog
 const FIRED = 4; // the number of the evaluation the watchdog stopped
-const SLOTS = 5;
+const WALL = 5; // 1 while the evaluation under way is bounded in wall time as well
+const SLOTS = 6;
 
 /** The watchdog's task: $0 the watched isolate, $1 the shared array, $2 the budget, $3 and $4 as above. */
 const WATCH = String.raw`
 const target = $0, state = new Int32Array($1), budget = BigInt($2) * 1000000n, lookEveryMs = $3, idleLooks = $4;
 const GENERATION = ${GENERATION}, RUNNING = ${RUNNING}, ALIVE = ${ALIVE}, STOP = ${STOP}, FIRED = ${FIRED};
+const WALL = ${WALL}, budgetMs = $2;
 const look = () => {
-  let watched = -1, since = 0n, idle = 0;
+  let watched = -1, since = 0n, startedAt = 0, idle = 0;
   for (;;) {
     if (Atomics.load(state, STOP) === 1 || target.isDisposed) return;
     if (Atomics.load(state, RUNNING) === 1) {
@@ -48,7 +53,8 @@ const look = () => {
       if (generation !== watched) {
         watched = generation;
         since = used;
-      } else if (used - since > budget) {
+        startedAt = Date.now();
+      } else if (used - since > budget || (Atomics.load(state, WALL) === 1 && Date.now() - startedAt > budgetMs)) {
         Atomics.store(state, FIRED, generation);
         target.dispose();
         return;
@@ -83,9 +89,13 @@ export class Watchdog {
     });
   }
 
-  /** Marks the start of an evaluation and returns its number (for `fired`). */
-  start(): number {
+  /**
+   * Marks the start of an evaluation and returns its number (for `fired`). `wallTime`: the budget bounds
+   * its wall time as well as its CPU time (for evaluations that never wait on the host).
+   */
+  start(wallTime: boolean): number {
     const generation = (Atomics.add(this.#state, GENERATION, 1) + 1) | 0;
+    Atomics.store(this.#state, WALL, wallTime ? 1 : 0);
     Atomics.store(this.#state, RUNNING, 1);
     if (Atomics.compareExchange(this.#state, ALIVE, 0, 1) === 0) this.#watch.applyIgnored(undefined, []);
     return generation;
