@@ -49,16 +49,16 @@ export class EditBudget {
     this.#spent = 0;
   }
 
-  /** Refuses an edit once the turn has made its allowance. */
-  check(what: string): void {
+  /**
+   * Counts one edit, refused or not (an agent retrying a refused edit in a loop is editing without end
+   * too), and refuses it once the turn has made its allowance.
+   */
+  spend(what: string): void {
     if (this.#spent >= this.perTurn)
       throw new UserError(
-        `${what} refused: this turn already made ${this.#spent} edits, the most config.selfEditLimits.editsPerTurn allows; ` +
+        `${what} refused: this turn already tried ${this.#spent} edits, the most config.selfEditLimits.editsPerTurn allows; ` +
           'the agent seems to edit without end (raise the limit if it really needs more edits per turn)',
       );
-  }
-
-  spend(): void {
     this.#spent += 1;
   }
 }
@@ -80,9 +80,9 @@ export function selfApi(
   };
   const edit = (what: string, change: GraphEdit): void => {
     const { node, protect } = running(what);
-    budget.check(what);
+    budget.spend(what);
     try {
-      if (graph.apply(change, { by: node, protect: new Set(protect) })) budget.spend();
+      graph.apply(change, { by: node, protect: new Set(protect) });
     } catch (error) {
       // Only the message crosses into the sandbox, so the hint (what to do) must travel inside it.
       if (error instanceof UserError && error.hint) throw new UserError(`${error.message} (${error.hint})`);
@@ -119,7 +119,7 @@ export function selfApi(
     },
     getNode(name: unknown): NodeSpec {
       const wanted = requireName(name, 'self.getNode(name)');
-      const node = graph.toFile().nodes.find((n) => n.name === wanted);
+      const node = graph.spec(wanted);
       if (!node)
         throw new UserError(`self.getNode: no node "${wanted}" (self.hasNode tells whether one exists)`);
       return node;

@@ -2,6 +2,7 @@
  * The graph linter: every check that does not need a model or a run. Loading, validating, designing and
  * self-editing all go through it, so a problem is reported the same way wherever it is found.
  */
+import { codeSyntaxProblems } from './code-syntax.js';
 import { closestName, nodeNameProblem } from './names.js';
 import { isCallAction, isChatAction, type CompiledNode } from './parse.js';
 import type { GraphFile } from './schema.js';
@@ -42,6 +43,7 @@ export function lintGraph(file: GraphFile): Finding[] {
     ...visitFindings(ctx),
     ...functionFindings(ctx),
     ...nodes.flatMap((node) => settingFindings(node, ctx)),
+    ...nodes.flatMap(syntaxFindings),
     ...reachabilityFindings(ctx),
   ];
   return sortByNode(findings, nodes);
@@ -332,6 +334,19 @@ function settingFindings(node: CompiledNode, ctx: LintContext): Finding[] {
       `conversationScope "${node.conversationScope}" is no node's category, so its prompts show no past turns`,
     );
   return findings;
+}
+
+/** JavaScript that cannot run because it does not parse. */
+function syntaxFindings(node: CompiledNode): Finding[] {
+  return codeSyntaxProblems(node).map(({ field, message }) => ({
+    severity: 'error',
+    node: node.name,
+    message: `${field} is not valid JavaScript: ${message}`,
+    hint:
+      field === 'instruction'
+        ? 'a code node runs its instruction as JavaScript statements'
+        : 'a boolean condition is one JavaScript expression',
+  }));
 }
 
 /** Unreachable nodes, a start node that does not exist, and `return` where no function leads. */

@@ -99,6 +99,14 @@ export const modelRefSchema = z.object({
   baseUrl: z.string().optional(),
 });
 
+/** What self-edits may do (config.selfEditLimits) when the graph does not say. */
+export const DEFAULT_SELF_EDIT_LIMITS = {
+  editsPerTurn: 20,
+  maxNodes: 500,
+  maxNodeChars: 20_000,
+  maxGraphChars: 2_000_000,
+} as const;
+
 export const graphConfigSchema = z.object({
   agentName: z.string().default('Agent'),
   userName: z.string().default('User'),
@@ -161,10 +169,22 @@ export const graphConfigSchema = z.object({
   selfReferential: z.boolean().default(false),
   selfEditLimits: z
     .object({
-      editsPerTurn: z.number().int().positive().default(20),
-      maxNodes: z.number().int().positive().default(500),
+      editsPerTurn: z.number().int().positive().default(DEFAULT_SELF_EDIT_LIMITS.editsPerTurn),
+      maxNodes: z.number().int().positive().default(DEFAULT_SELF_EDIT_LIMITS.maxNodes),
+      maxNodeChars: z
+        .number()
+        .int()
+        .positive()
+        .default(DEFAULT_SELF_EDIT_LIMITS.maxNodeChars)
+        .describe('The most characters one node may take as JSON after a self-edit.'),
+      maxGraphChars: z
+        .number()
+        .int()
+        .positive()
+        .default(DEFAULT_SELF_EDIT_LIMITS.maxGraphChars)
+        .describe("The most characters the graph's nodes may take as JSON after a self-edit."),
     })
-    .default({ editsPerTurn: 20, maxNodes: 500 }),
+    .default(() => ({ ...DEFAULT_SELF_EDIT_LIMITS })),
 });
 export type GraphConfig = z.infer<typeof graphConfigSchema>;
 

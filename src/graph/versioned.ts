@@ -62,6 +62,8 @@ export class VersionedGraph implements GraphView {
   #nodes: NodeSpec[];
   #compiled?: { nodes: CompiledNode[]; byName: Map<string, CompiledNode> };
   #findings?: Finding[];
+  /** The current nodes' size as JSON, in characters, once an edit needed it. */
+  #size?: number;
 
   constructor(base: GraphFile) {
     this.#base = structuredClone({ ...base, nodes: base.nodes.map(cleanNode) });
@@ -160,6 +162,12 @@ export class VersionedGraph implements GraphView {
   /** Node-level differences from version `a` to version `b`. */
   diff(a: number, b: number): NodeChange[] {
     return diffNodes(this.fileAt(a).nodes, this.fileAt(b).nodes);
+  }
+
+  /** A copy of the node's fields as a graph file stores them; undefined when there is no such node. */
+  spec(name: string): NodeSpec | undefined {
+    const index = this.#indexOf(name);
+    return index < 0 ? undefined : structuredClone(this.#nodes[index]);
   }
 
   /** The current graph as a file. */
@@ -266,6 +274,7 @@ export class VersionedGraph implements GraphView {
 
   #commit(change: Change, by: string, reverts?: number): EditRecord | null {
     if (isDeepStrictEqual(change.before, change.after)) return null;
+    const size = this.#sizeAfter(change);
     const nodes = replayRecord(this.#nodes, change);
     const findings = lintGraph({ ...this.#base, nodes });
     const introduced = newErrors(this.lint(), findings);
@@ -285,11 +294,37 @@ export class VersionedGraph implements GraphView {
     };
     this.#records.push(record);
     this.#nodes = nodes;
+    this.#size = size;
     this.#compiled = undefined;
     // The new version's findings were just computed: the next edit compares against them.
     this.#findings = findings;
     for (const listener of this.#listeners) listener(structuredClone(record), this);
     return structuredClone(record);
+  }
+
+  /**
+   * The graph's size after `change`, refusing a node or a graph larger than selfEditLimits allows: every
+   * version is kept in the history and saved with the conversation, so one runaway edit would make a
+   * state too large to save or resume. An edit that shrinks the graph is always allowed.
+   */
+  #sizeAfter(change: Change): number {
+    const { maxNodeChars, maxGraphChars } = this.config.selfEditLimits;
+    const before = change.before ? JSON.stringify(change.before).length : 0;
+    const after = change.after ? JSON.stringify(change.after).length : 0;
+    const hint = 'keep long text in variables, which the graph does not store';
+    if (after > maxNodeChars && after > before)
+      throw new GraphEditError(
+        `${describe(change)} refused: the node would take ${after} characters, more than selfEditLimits.maxNodeChars (${maxNodeChars})`,
+        hint,
+      );
+    this.#size ??= JSON.stringify(this.#nodes).length;
+    const size = this.#size - before + after;
+    if (size > maxGraphChars && after > before)
+      throw new GraphEditError(
+        `${describe(change)} refused: the graph would take ${size} characters, more than selfEditLimits.maxGraphChars (${maxGraphChars})`,
+        hint,
+      );
+    return size;
   }
 
   #requireNode(name: string, refused: string): number {

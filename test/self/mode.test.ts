@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { conversationGraph } from '../../src/engine/self-mode.js';
-import type { NodeSpecInput } from '../../src/graph/schema.js';
+import { DEFAULT_SELF_EDIT_LIMITS, type NodeSpecInput } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import { converse, fileOf, noModels, noScript } from '../support/agents.js';
@@ -134,7 +134,7 @@ describe('self-referential mode in the interpreter', () => {
   });
 
   it('counts edits per turn: a new reply may edit again, a runaway turn stops with a clear error', async () => {
-    const limits = { selfEditLimits: { editsPerTurn: 2, maxNodes: 500 } };
+    const limits = { selfEditLimits: { ...DEFAULT_SELF_EDIT_LIMITS, editsPerTurn: 2, maxNodes: 500 } };
     const twice = new VersionedGraph(fileOf(GROWER, { selfReferential: true, ...limits }));
     expect((await converse(twice, noScript, [undefined, 'a', 'b', 'c'])).said).toHaveLength(4);
 
@@ -154,14 +154,17 @@ describe('self-referential mode in the interpreter', () => {
     );
     const failure = await converse(runaway, noScript, [undefined]).catch((error: unknown) => error);
     expect((failure as Error).message).toMatch(
-      /^node "start1": Error: self\.addNode refused: this turn already made 2 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
+      /^node "start1": Error: self\.addNode refused: this turn already tried 2 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
     );
     expect(runaway.version).toBe(2);
   });
 
   it('stops a graph that grows past the node limit', async () => {
     const graph = new VersionedGraph(
-      fileOf(GROWER, { selfReferential: true, selfEditLimits: { editsPerTurn: 20, maxNodes: 3 } }),
+      fileOf(GROWER, {
+        selfReferential: true,
+        selfEditLimits: { ...DEFAULT_SELF_EDIT_LIMITS, editsPerTurn: 20, maxNodes: 3 },
+      }),
     );
     const failure = await converse(graph, noScript, [undefined, 'more']).catch((error: unknown) => error);
     expect((failure as Error).message).toMatch(/cannot add node "said_2": the graph already has 3 nodes/);

@@ -2,7 +2,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { SelfCaller } from '../../src/engine/self-api.js';
 import { SelfMode } from '../../src/engine/self-mode.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
-import { graphFileSchema, type GraphConfig, type NodeSpecInput } from '../../src/graph/schema.js';
+import {
+  DEFAULT_SELF_EDIT_LIMITS,
+  graphFileSchema,
+  type GraphConfig,
+  type NodeSpecInput,
+} from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { Sandbox, SandboxError } from '../../src/sandbox/index.js';
 import { fileOf } from '../support/agents.js';
@@ -272,13 +277,13 @@ describe('the self API inside the sandbox', () => {
   });
 
   it('stops a runaway agent at the edits-per-turn limit, and a new turn may edit again', async () => {
-    enable({ selfEditLimits: { editsPerTurn: 3, maxNodes: 500 } });
+    enable({ selfEditLimits: { ...DEFAULT_SELF_EDIT_LIMITS, editsPerTurn: 3, maxNodes: 500 } });
     const loop =
       "for (let i = 0; ; i++) self.addNode({ name: 'n' + i, action: 'chat', transitions: ['edit'] })";
     const error = await sandbox.runCode(loop, {}, { node: 'edit' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SandboxError);
     expect((error as SandboxError).message).toMatch(
-      /node "edit": Error: self\.addNode refused: this turn already made 3 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
+      /node "edit": Error: self\.addNode refused: this turn already tried 3 edits, the most config\.selfEditLimits\.editsPerTurn allows/,
     );
     expect(graph.version).toBe(3);
     mode.beginTurn();
@@ -287,7 +292,7 @@ describe('the self API inside the sandbox', () => {
   });
 
   it('stops adding at the node limit', async () => {
-    enable({ selfEditLimits: { editsPerTurn: 20, maxNodes: 4 } });
+    enable({ selfEditLimits: { ...DEFAULT_SELF_EDIT_LIMITS, editsPerTurn: 20, maxNodes: 4 } });
     await run("self.addNode({ name: 'fourth', action: 'chat', transitions: ['edit'] })");
     expect(await refusal("self.addNode({ name: 'fifth', action: 'chat', transitions: ['edit'] })")).toMatch(
       /the graph already has 4 nodes \(selfEditLimits\.maxNodes is 4\)/,
