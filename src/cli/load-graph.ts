@@ -7,6 +7,7 @@ import { lintGraph, type Finding } from '../graph/lint.js';
 import { loadGraphFile } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
 import { plural } from './words.js';
+import { writeErr } from './terminal.js';
 
 /** A graph file as a command receives it. */
 export interface OpenedGraph {
@@ -26,7 +27,7 @@ export interface OpenGraphOptions {
 /** Loads and lints a graph file; throws a UserError (exit 1) for lint errors unless `allowErrors`. */
 export async function openGraph(path: string, options: OpenGraphOptions = {}): Promise<OpenedGraph> {
   const { file, warnings } = await loadGraphFile(path);
-  const warn = options.warn ?? ((warning: string) => process.stderr.write(`warning: ${warning}\n`));
+  const warn = options.warn ?? ((warning: string) => writeErr(`warning: ${warning}\n`));
   for (const warning of warnings) warn(warning);
   const findings = lintGraph(file);
   const errors = findings.filter((f) => f.severity === 'error');

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isUserError } from '../errors.js';
 import { commands } from './commands/index.js';
 import { version } from './version.js';
+import { writeErr } from './terminal.js';
 
 const EXAMPLES = `
 Examples:
@@ -22,7 +23,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES)
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    .configureOutput({ writeErr: (text) => writeErr(text) });
   for (const register of commands) register(program);
   return program;
 }
@@ -49,16 +50,13 @@ function reportError(error: unknown): number {
     return error.exitCode === 0 ? 0 : 2;
   }
   if (isUserError(error)) {
-    process.stderr.write(`error: ${error.message}\n`);
-    if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+    writeErr(`error: ${error.message}\n`);
+    if (error.hint) writeErr(`hint: ${error.hint}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`error: ${message}\n`);
-  if (process.env.META_AGENT_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
-  else
-    process.stderr.write(
-      'hint: this looks like a bug in meta-agent; rerun with META_AGENT_DEBUG=1 for details\n',
-    );
+  writeErr(`error: ${message}\n`);
+  if (process.env.META_AGENT_DEBUG) writeErr(`${(error as Error)?.stack ?? ''}\n`);
+  else writeErr('hint: this looks like a bug in meta-agent; rerun with META_AGENT_DEBUG=1 for details\n');
   return 1;
 }

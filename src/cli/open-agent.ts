@@ -18,6 +18,7 @@ import { openGraph } from './load-graph.js';
 import { graphEndpointNote, modelsFromOptions } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
+import { writeErr } from './terminal.js';
 
 /** Config fields a command line may override for one run (the file is not changed). */
 export type ConfigOverrides = Partial<Pick<GraphConfig, 'agentName' | 'userName' | 'startNode'>>;
@@ -71,9 +72,7 @@ export async function openAgent(
   const meter = new UsageMeter(bus);
   const models = meter.meter(await resolveModels(options, file));
   if (models.chatbot.scripted)
-    process.stderr.write(
-      `[scripted] the answers come from the rules in ${options.script}, not from a model\n`,
-    );
+    writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const interpreter = await Interpreter.create({
     graph,
     models,
@@ -109,7 +108,7 @@ async function resolveModels(options: ModelOptionValues, file: GraphFile): Promi
   try {
     const { models, endpoints } = await modelsFromOptions(options, file.config.models);
     const note = graphEndpointNote(endpoints);
-    if (note) process.stderr.write(note);
+    if (note) writeErr(note);
     return models;
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;

@@ -3,6 +3,7 @@ import { UsageMeter, formatUsage } from '../../llm/usage.js';
 import type { ChatMessage } from '../../llm/types.js';
 import type { AskOptions } from '../commands/ask.js';
 import { modelsFromOptions } from '../model-options.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Sends `text` to the chatbot model and streams the answer to stdout; usage goes to stderr. */
 export async function runAsk(text: string, options: AskOptions): Promise<void> {
@@ -13,11 +14,9 @@ export async function runAsk(text: string, options: AskOptions): Promise<void> {
     ...(options.system ? [{ role: 'system' as const, content: options.system }] : []),
     { role: 'user', content: text },
   ];
-  if (chatbot.scripted) process.stdout.write('[scripted] ');
-  const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) =>
-    process.stdout.write(chunk.delta),
-  );
-  process.stdout.write(completion.text.endsWith('\n') ? '' : '\n');
+  if (chatbot.scripted) writeOut('[scripted] ');
+  const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) => writeOut(chunk.delta));
+  writeOut(completion.text.endsWith('\n') ? '' : '\n');
   const marker = chatbot.scripted ? '[scripted] ' : '';
-  process.stderr.write(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
+  writeErr(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
 }

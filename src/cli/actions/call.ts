@@ -7,6 +7,7 @@ import { formatUsage } from '../../llm/usage.js';
 import { printCodeLogs } from '../code-logs.js';
 import type { CallOptions } from '../commands/call.js';
 import { openAgent } from '../open-agent.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Runs the callable node `text` names in the graph at `path` and prints its result as JSON. */
 export async function runCall(path: string, text: string, options: CallOptions): Promise<void> {
@@ -14,12 +15,12 @@ export async function runCall(path: string, text: string, options: CallOptions):
   const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
   try {
     checkCallable(agent.graph, call.fn, path);
-    printCodeLogs(agent.bus, (line) => process.stderr.write(line));
+    printCodeLogs(agent.bus, (line) => writeErr(line));
     const { value } = await agent.interpreter.applyFn(call.fn, call.args);
     // A bare `return` of nothing gives undefined, which JSON has no word for.
-    process.stdout.write(`${JSON.stringify(value ?? null)}\n`);
+    writeOut(`${JSON.stringify(value ?? null)}\n`);
     const usage = agent.meter.total();
-    if (usage.calls > 0) process.stderr.write(`${formatUsage(usage)}\n`);
+    if (usage.calls > 0) writeErr(`${formatUsage(usage)}\n`);
   } finally {
     agent.interpreter.dispose();
   }

@@ -7,6 +7,7 @@ import { ChatSession } from '../chat-session.js';
 import { printCodeLogs } from '../code-logs.js';
 import type { ChatOptions } from '../commands/chat.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Opens the graph at `path` and holds the conversation, in the terminal UI or line by line. */
 export async function runChat(path: string, options: ChatOptions): Promise<void> {
@@ -38,7 +39,7 @@ function openSession(agent: OpenedAgent, options: ChatOptions): ChatSession {
       `delete ${options.state} to start over, or pass another --state file`,
     );
   if (saved && saved.current !== undefined && options.start !== undefined)
-    process.stderr.write(`warning: --start is ignored: the conversation in ${options.state} is under way\n`);
+    writeErr(`warning: --start is ignored: the conversation in ${options.state} is under way\n`);
   return new ChatSession(agent.interpreter, saved, options.state);
 }
 
@@ -54,11 +55,11 @@ function traceTo(agent: OpenedAgent, file: string): () => void {
 async function converse(agent: OpenedAgent, session: ChatSession, options: ChatOptions): Promise<void> {
   if (options.tui && !options.json && process.stdin.isTTY && process.stdout.isTTY)
     return chatInTerminal(agent, session);
-  const say = (reply: string) => process.stdout.write(`${reply}\n`);
+  const say = (reply: string) => writeOut(`${reply}\n`);
   // With --json the code nodes' output is in the event stream already.
   const stopEvents = options.json
-    ? printEvents(agent.bus, (line) => process.stdout.write(line))
-    : printCodeLogs(agent.bus, (line) => process.stderr.write(line));
+    ? printEvents(agent.bus, (line) => writeOut(line))
+    : printCodeLogs(agent.bus, (line) => writeErr(line));
   try {
     await chatInLines(session, process.stdin, options.json ? () => undefined : say);
   } finally {

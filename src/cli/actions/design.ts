@@ -10,6 +10,7 @@ import { designSummary, printStageLines } from '../design-report.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
 import { plural } from '../words.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Designs a graph from `description` and writes it, with its views, into the output folder. */
 export async function runDesign(description: string, options: DesignOptions): Promise<void> {
@@ -30,8 +31,8 @@ export async function runDesign(description: string, options: DesignOptions): Pr
   const ui = tty
     ? (await import('../../tui/index.js')).renderDesignUI({ bus, graph: designer, onQuit: ctrlC.interrupt })
     : undefined;
-  const stopLines = tty ? undefined : printStageLines(bus, (line) => process.stderr.write(line));
-  if (!tty) process.stderr.write(`designing "${description}" with ${model} (concurrency ${concurrency})\n`);
+  const stopLines = tty ? undefined : printStageLines(bus, (line) => writeErr(line));
+  if (!tty) writeErr(`designing "${description}" with ${model} (concurrency ${concurrency})\n`);
   try {
     const outcome = await designAgent({
       description,
@@ -47,7 +48,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
     // The summary is printed below the finished UI, not under its live region.
     ui?.unmount();
     if (!outcome.ok) throw failureError(outcome);
-    process.stdout.write(`${designSummary(outcome, model)}\n`);
+    writeOut(`${designSummary(outcome, model)}\n`);
   } finally {
     ctrlC.dispose();
     ui?.unmount();
@@ -91,7 +92,7 @@ async function chooseName(description: string, options: DesignOptions): Promise<
   if (options.name !== undefined)
     throw new UserError(`${taken[0]} already exists`, 2, 'pass --force to overwrite it, or another --name');
   const free = await freeDesignName(options.output, name);
-  process.stderr.write(
+  writeErr(
     `note: ${taken[0]} already exists: naming this design ${free} (--force overwrites, --name picks a name)\n`,
   );
   return free;

@@ -10,6 +10,7 @@ import { labelLogitBias } from '../../llm/tokens.js';
 import { isolatedVm } from '../../sandbox/isolated-vm.js';
 import { endpointsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
+import { writeOut } from '../terminal.js';
 
 type Status = 'ok' | 'fail' | 'skip';
 
@@ -186,7 +187,7 @@ async function checkClassification(endpoints: ResolvedEndpoints): Promise<Check>
 
 function printCheck(check: Check): void {
   const fix = check.fix ? ` — fix: ${check.fix}` : '';
-  process.stdout.write(`${check.status.padEnd(4)}  ${check.name.padEnd(10)}  ${check.detail}${fix}\n`);
+  writeOut(`${check.status.padEnd(4)}  ${check.name.padEnd(10)}  ${check.detail}${fix}\n`);
 }
 
 function sample(models: string[]): string {

@@ -9,6 +9,7 @@ import {
 import { exportGraph } from '../../export/formats.js';
 import { loadGraphFile, writeFileAtomic } from '../../graph/load.js';
 import type { ExportOptions } from '../commands/export.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /**
  * Writes the graph file at `graph` in the chosen format, to the output file or stdout (no `-o`, or
@@ -19,11 +20,11 @@ export async function runExport(graph: string, options: ExportOptions): Promise<
   const format = chooseFormat(options.format, output);
   const { file, warnings } = await loadGraphFile(graph);
   const result = await exportGraph(file, format);
-  for (const warning of [...warnings, ...result.warnings]) process.stderr.write(`warning: ${warning}\n`);
+  for (const warning of [...warnings, ...result.warnings]) writeErr(`warning: ${warning}\n`);
   if (output) {
     await writeFileAtomic(output, result.text);
-    process.stderr.write(`wrote ${output} (${format}, ${file.nodes.length} nodes)\n`);
-  } else process.stdout.write(result.text);
+    writeErr(`wrote ${output} (${format}, ${file.nodes.length} nodes)\n`);
+  } else writeOut(result.text);
 }
 
 function chooseFormat(format: string | undefined, output: string | undefined): ExportFormat {

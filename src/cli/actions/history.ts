@@ -13,6 +13,7 @@ import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
 import type { HistoryOptions } from '../commands/history.js';
 import { isStateText, replay } from '../state-file.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Lists the versions of the graph in `path`, or with --diff or --revert compares or writes them. */
 export async function runHistory(path: string, options: HistoryOptions): Promise<void> {
@@ -41,7 +42,7 @@ async function readVersioned(path: string): Promise<VersionedGraph> {
   const json = parseJsonText(text, path);
   if (isRecord(json) && json.format === HISTORY_FORMAT) return VersionedGraph.fromJSON(json, path);
   const { file, warnings } = parseGraphObject(json, path);
-  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+  for (const warning of warnings) writeErr(`warning: ${warning}\n`);
   return new VersionedGraph(file);
 }
 
@@ -59,7 +60,7 @@ function printHistory(graph: VersionedGraph, path: string): void {
       .trimEnd(),
   );
   const summary = `${graph.name} (${path}): version ${graph.version}, ${graph.nodes().length} nodes`;
-  process.stdout.write(`${summary}\n${lines.join('\n')}\n`);
+  writeOut(`${summary}\n${lines.join('\n')}\n`);
 }
 
 function describeNode(record: EditRecord): string {
@@ -76,7 +77,7 @@ function printDiff(graph: VersionedGraph, versions: string[]): void {
     `from version ${a} to version ${b}: ${changes.length === 0 ? 'no differences' : ''}`.trimEnd(),
   ];
   for (const change of changes) lines.push(...describeChange(change));
-  process.stdout.write(`${lines.join('\n')}\n`);
+  writeOut(`${lines.join('\n')}\n`);
 }
 
 function describeChange(change: NodeChange): string[] {
@@ -104,8 +105,8 @@ async function writeVersion(
   if (!output) throw new UserError('--revert needs -o FILE: where to write the graph', 2);
   const n = parseVersion(version, graph);
   const warnings = await saveGraphFile(output, graph.fileAt(n));
-  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
-  process.stderr.write(`wrote ${output}: the graph at version ${n} of ${graph.version}\n`);
+  for (const warning of warnings) writeErr(`warning: ${warning}\n`);
+  writeErr(`wrote ${output}: the graph at version ${n} of ${graph.version}\n`);
 }
 
 function parseVersion(text: string, graph: VersionedGraph): number {

@@ -4,13 +4,14 @@ import type { GraphFile } from '../../graph/schema.js';
 import { startNodeOf, visitMembers, wildcardMembers } from '../../graph/structure.js';
 import { compileGraph } from '../../graph/view.js';
 import { countFindings, openGraph } from '../load-graph.js';
+import { writeOut } from '../terminal.js';
 
 const EXCERPT = 76;
 
 /** Prints the summary of the graph file at `path`, even one with lint errors. */
 export async function runShow(path: string): Promise<void> {
   const { file, findings, warnings } = await openGraph(path, { allowErrors: true });
-  process.stdout.write(describeGraph(file, path, countFindings(findings, warnings.length)));
+  writeOut(describeGraph(file, path, countFindings(findings, warnings.length)));
 }
 
 /** The whole summary as text. */

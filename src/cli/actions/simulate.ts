@@ -8,6 +8,7 @@ import type { SimulateOptions } from '../commands/simulate.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { openAgent } from '../open-agent.js';
 import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
+import { writeOut, writeErr } from '../terminal.js';
 
 /** Simulates the conversations with the graph at `path`, with progress on stderr and the report on stdout. */
 export async function runSimulate(path: string, options: SimulateOptions): Promise<void> {
@@ -16,7 +17,7 @@ export async function runSimulate(path: string, options: SimulateOptions): Promi
   const rng = seededRandom(seed);
   const count = options.conversations;
   const noun = count === 1 ? 'conversation' : 'conversations';
-  process.stderr.write(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
+  writeErr(`simulating ${count} ${noun} of ${agent.graph.name} (seed ${seed})\n`);
   const reports: SimulationReport[] = [];
   // Ctrl+C stops the run; the report covers the conversations that finished.
   const ctrlC = interruptOnSigint();
@@ -28,7 +29,7 @@ export async function runSimulate(path: string, options: SimulateOptions): Promi
       const simulated = simulateConversations(agent.interpreter, { count: 1, turns: options.turns, rng });
       const report = await untilAborted(simulated, ctrlC.signal);
       reports.push(report);
-      process.stderr.write(`${progressLine(i, count, report.conversations[0]!)}\n`);
+      writeErr(`${progressLine(i, count, report.conversations[0]!)}\n`);
     }
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
@@ -42,9 +43,9 @@ export async function runSimulate(path: string, options: SimulateOptions): Promi
   const summary = summarize(agent.graph, reports, { seed, turns: options.turns });
   if (options.json) {
     const transcripts = reports.flatMap((r) => r.conversations).map((c) => transcriptOf(agent.graph, c));
-    process.stdout.write(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
-  } else process.stdout.write(`${formatSummary(summary)}\n`);
-  process.stderr.write(`${formatUsage(agent.meter.total())}\n`);
+    writeOut(`${JSON.stringify({ ...summary, transcripts }, null, 2)}\n`);
+  } else writeOut(`${formatSummary(summary)}\n`);
+  writeErr(`${formatUsage(agent.meter.total())}\n`);
   if (interrupted)
     throw new UserError(
       `simulation interrupted after ${reports.length} of ${count} ${noun}`,

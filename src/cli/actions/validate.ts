@@ -3,6 +3,7 @@ import { isUserError, type UserError } from '../../errors.js';
 import type { Finding } from '../../graph/lint.js';
 import type { ValidateOptions } from '../commands/validate.js';
 import { countFindings, formatFinding, openGraph } from '../load-graph.js';
+import { writeOut } from '../terminal.js';
 
 /** The result for one file, as `--json` prints it. */
 interface FileReport {
@@ -28,8 +29,7 @@ export async function runValidate(paths: string[], options: ValidateOptions): Pr
     exitCode = Math.max(exitCode, code);
     if (!options.json) printReport(report);
   }
-  if (options.json)
-    process.stdout.write(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
+  if (options.json) writeOut(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
   process.exitCode = exitCode;
 }
 
@@ -50,7 +50,7 @@ async function check(path: string): Promise<FileReport> {
 }
 
 function printReport(report: FileReport): void {
-  const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  const out = (line: string): boolean => writeOut(`${line}\n`);
   if (report.failed) {
     out(`error    ${report.failed.message}`);
     return;
