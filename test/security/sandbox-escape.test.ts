@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/sandbox/index.js';
-import { failure, where } from './helpers.js';
+import { failure, where } from '../sandbox/helpers.js';
 
 /** The ECMAScript globals a fresh V8 context has, less the four the sandbox removes. */
 const ECMASCRIPT_GLOBALS = [
@@ -184,5 +184,74 @@ describe('escapes from the sandbox', () => {
       .catch(() => undefined);
     await sandbox.runCode('1', {}, where);
     expect(reports).toEqual([]);
+  });
+
+  /**
+   * Routes to the host's `process` or `require`, each a statement that sets `found` if it gets one.
+   * A route that throws has failed; one that finds something must find nothing of Node's.
+   */
+  const ROUTES = [
+    'found = this.constructor.constructor("return process")()',
+    'found = Function("return this")().process',
+    'found = globalThis.process ?? globalThis.require',
+    'found = (() => {}).constructor("return process")()',
+    'found = host.echo.constructor("return process")()',
+    'found = Object.getPrototypeOf(host.echo).constructor("return process")()',
+    'found = Object.getPrototypeOf(host).constructor.constructor("return process")()',
+    'found = host.echo({}).constructor.constructor("return process")()',
+    'found = host.echo([]).constructor.constructor("return require")()',
+    'found = later.echo.constructor("return process")()',
+    'found = host.echo.call.call(host.echo.constructor, null, "return process")()',
+    'found = Reflect.construct(Function, ["return process"])()',
+    'found = [].constructor.constructor("return process")()',
+    'found = "".sub.constructor("return process")()',
+    'found = Intl.constructor.constructor("return process")()',
+    'found = console.log.constructor("return process")()',
+    'found = console.constructor.constructor("return process")()',
+    'found = __sandboxCapture.constructor("return process")()',
+    'found = __sandboxFail.constructor("return process")()',
+    'found = Object.getOwnPropertyDescriptor(globalThis, "process")?.value',
+    'found = eval("typeof process === \'undefined\' ? undefined : process")',
+    'found = (0, eval)("this").process',
+    'found = new Function("return globalThis")().require',
+    'found = Object.getPrototypeOf(function* () {}).constructor("return process")().next().value',
+    'class P extends Promise {} found = P.constructor("return process")()',
+    'found = Symbol.constructor.constructor("return process")()',
+    'try { host.echo(1)(); } catch (e) { found = e.constructor.constructor("return process")() }',
+    'try { host.echo(() => 1); } catch (e) { found = e.constructor.constructor("return process")() }',
+    'try { null.x } catch (e) { found = e.constructor.constructor("return process")() }',
+    'Error.prepareStackTrace = (e, frames) => frames; try { host.echo(1)() } catch (e) { found = Array.isArray(e.stack) ? e.stack[0]?.getThis?.() : undefined }',
+    'const o = {}; Error.captureStackTrace?.(o); found = typeof o.stack === "object" ? o.stack : undefined',
+    'const f = function () { return f.caller }; found = f()?.constructor?.("return process")?.()',
+    'host.echo({ get x() { found = arguments.callee.caller; return 1 } })',
+    'host.echo({ toJSON() { found = arguments.callee.caller; return 1 } })',
+    'host.report({ toString() { found = this.constructor.constructor("return process")(); return "" } })',
+    'host.echo(new Proxy({}, { ownKeys(t) { found = this; return [] }, get(t, k) { found = k; return 1 } }))',
+    'Object.prototype.__defineGetter__("trap", function () { found = this }); host.echo({}); delete Object.prototype.trap',
+    'host.echo(JSON.parse(\'{"__proto__": {"polluted": true}}\'))',
+    'found = later.echo({ a: 1 })?.constructor?.constructor("return process")()',
+    'found = String(host.echo("x").constructor.constructor("return typeof require")())',
+  ];
+
+  it(`holds every one of ${ROUTES.length} routes to the host`, async () => {
+    const escaped: string[] = [];
+    for (const route of ROUTES) {
+      // In a block, so the probe leaves no variables behind: only its verdict comes back.
+      const probe = `{
+        let found;
+        try { ${route} } catch {}
+        const nodeish = (v) => (typeof v === 'object' || typeof v === 'function') && v !== null &&
+          (typeof v.pid === 'number' || typeof v.binding === 'function' || typeof v.mainModule !== 'undefined');
+        nodeish(found) || found === 'function' ? 'escaped' : 'held';
+      }`;
+      const outcome = await sandbox.runCode(probe, {}, where).then(
+        ({ value }) => value,
+        (error: unknown) => `failed: ${String(error)}`,
+      );
+      if (outcome !== 'held') escaped.push(`${route} -> ${String(outcome)}`);
+    }
+    expect(escaped).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('trap');
   });
 });

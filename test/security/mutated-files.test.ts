@@ -1,0 +1,224 @@
+/**
+ * Graph and state files are untrusted input. Hundreds of mutants of the shipped graphs (bytes flipped,
+ * cut, repeated; values swapped for other types, huge or prototype-named ones) go through everything a
+ * shared file meets: loading, lint, every text export, a short scripted conversation, and the state
+ * reader. Each must work or fail with a UserError, the kind the CLI prints as one line; anything else
+ * would reach the user as "this looks like a bug". A sample also goes through the real CLI.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadStateFile } from '../../src/cli/state-file.js';
+import { Interpreter } from '../../src/engine/interpreter.js';
+import { saveState } from '../../src/engine/state.js';
+import { isUserError } from '../../src/errors.js';
+import { exportGraph } from '../../src/export/formats.js';
+import { graphFromCsv } from '../../src/graph/csv.js';
+import { lintGraph } from '../../src/graph/lint.js';
+import { parseGraphJson } from '../../src/graph/load.js';
+import type { GraphFile } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import { converse, noModels, noScript } from '../support/agents.js';
+import { runCli } from '../support/run-cli.js';
+
+const SOURCES = [
+  'test/fixtures/cli/greeter.autogram.json',
+  'test/fixtures/cli/quiz.autogram.json',
+  'test/fixtures/engine/fibonacci.autogram.json',
+  'test/fixtures/engine/scopes.autogram.json',
+  'meta/self-improving.autogram.json',
+  'test/fixtures/graphs/documented_tutor.csv',
+  'test/fixtures/graphs/fraction_agent.csv',
+  'test/fixtures/graphs/simple_example.csv',
+].map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+
+const MUTANTS_PER_SOURCE = 30;
+
+/** A small seeded generator (mulberry32), so every run tries the same mutants. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ODD_VALUES: unknown[] = [
+  null,
+  -1,
+  1e308,
+  0.5,
+  '',
+  'quit',
+  '$x',
+  'a.*',
+  'f(a, b',
+  '\u0000\u001b[2J',
+  'x'.repeat(100_000),
+  [],
+  [null],
+  {},
+  { __proto__: null, constructor: 1 },
+  JSON.parse('{"__proto__": {"polluted": true}}'),
+  true,
+  Array.from({ length: 200 }, (_, i) => `n${i}`),
+];
+
+/** One mutant of `text`: a structural change to its JSON when it has some, else a change to its bytes. */
+function mutate(text: string, next: () => number): string {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  const at = () => Math.floor(next() * text.length);
+  if (text.trimStart().startsWith('{') && next() < 0.6) {
+    const json = JSON.parse(text) as unknown;
+    const paths: (string | number)[][] = [];
+    const walk = (value: unknown, path: (string | number)[]) => {
+      paths.push(path);
+      if (value && typeof value === 'object')
+        for (const [key, child] of Object.entries(value))
+          walk(child, [...path, Array.isArray(value) ? Number(key) : key]);
+    };
+    walk(json, []);
+    const path = pick(paths.slice(1));
+    let parent = json as Record<string | number, unknown>;
+    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+    const key = path.at(-1)!;
+    const action = next();
+    if (action < 0.7) parent[key] = pick(ODD_VALUES);
+    else if (action < 0.85) delete parent[key];
+    else parent[key] = { nested: parent[key], [pick(['constructor', 'toString', '__proto__'])]: 1 };
+    return JSON.stringify(json);
+  }
+  const action = next();
+  const from = at();
+  if (action < 0.25) return text.slice(0, from);
+  if (action < 0.5) return text.slice(0, from) + text.slice(from + 1 + Math.floor(next() * 40));
+  if (action < 0.7)
+    return (
+      text.slice(0, from) +
+      pick(['{', '}', '"', ',', '\\', '\u0000', '\uFEFF', '\n', '$', '(']) +
+      text.slice(from)
+    );
+  if (action < 0.85) {
+    const piece = text.slice(from, from + 1 + Math.floor(next() * 200));
+    return text.slice(0, from) + piece.repeat(1 + Math.floor(next() * 5)) + text.slice(from);
+  }
+  const bytes = Buffer.from(text);
+  bytes[Math.floor(next() * bytes.length)]! ^= 1 << Math.floor(next() * 8);
+  return bytes.toString('utf8');
+}
+
+function mutants(): { name: string; path: string; text: string }[] {
+  const next = random(16);
+  return SOURCES.flatMap(({ path, text }) =>
+    Array.from({ length: MUTANTS_PER_SOURCE }, (_, i) => ({
+      name: `${path.split('/').at(-1)} #${i}`,
+      path,
+      text: mutate(text, next),
+    })),
+  );
+}
+
+/** Runs `work`; a failure must be a UserError. Returns the failure's message, or undefined. */
+async function userFacing(work: () => unknown): Promise<string | undefined> {
+  try {
+    await work();
+    return undefined;
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return error.message;
+  }
+}
+
+function load(path: string, text: string): GraphFile {
+  return path.endsWith('.csv')
+    ? graphFromCsv(text, { name: 'mutant', source: path }).file
+    : parseGraphJson(text, path).file;
+}
+
+describe('mutated graph files', () => {
+  const all = mutants();
+
+  it(`load, lint, export and talk, or fail as a user error (${all.length} mutants)`, async () => {
+    let loaded = 0;
+    for (const mutant of all) {
+      const failure = await userFacing(async () => {
+        const file = load(mutant.path, mutant.text);
+        lintGraph(file);
+        for (const format of ['json', 'csv', 'mermaid', 'dot'] as const) await exportGraph(file, format);
+        loaded += 1;
+        if (lintGraph(file).some((finding) => finding.severity === 'error')) return;
+        const agent = await Interpreter.create({
+          graph: new StaticGraph(file),
+          models: noModels,
+          limits: { maxSteps: 200 },
+        });
+        try {
+          const { state } = await agent.reply(undefined);
+          saveState(state);
+        } finally {
+          agent.dispose();
+        }
+      }).catch((error: unknown) => {
+        throw new Error(`${mutant.name} failed with a non-user error: ${String(error)}`, { cause: error });
+      });
+      expect(failure ?? '').not.toMatch(/\n\s+at /);
+    }
+    // Enough mutants stay loadable for the later stages to be exercised at all.
+    expect(loaded).toBeGreaterThan(all.length / 4);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  }, 120_000);
+
+  it('through the CLI, end in one clear line and never in "looks like a bug"', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'meta-agent-mutants-'));
+    try {
+      const sample = all.filter((_, i) => i % 20 === 0);
+      for (const [i, mutant] of sample.entries()) {
+        const path = join(dir, `mutant${i}${mutant.path.endsWith('.csv') ? '.csv' : '.autogram.json'}`);
+        await writeFile(path, mutant.text);
+        for (const args of [
+          ['validate', path],
+          ['show', path],
+          ['export', path, '-f', 'mermaid'],
+        ]) {
+          const result = await runCli(args);
+          expect(result.stderr, `${args.join(' ')} (${mutant.name})`).not.toMatch(
+            /looks like a bug|\n\s+at /,
+          );
+          expect([0, 1, 2]).toContain(result.code);
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe('mutated state files', () => {
+  it('resume or fail as a user error', async () => {
+    const graph = new StaticGraph(load(SOURCES[0]!.path, SOURCES[0]!.text));
+    const { state } = await converse(graph, noScript, [undefined]).catch(async () => ({
+      state: (await Interpreter.create({ graph, models: noModels })).newState(),
+    }));
+    const text = saveState(state);
+    const dir = await mkdtemp(join(tmpdir(), 'meta-agent-state-mutants-'));
+    const next = random(7);
+    try {
+      for (let i = 0; i < 120; i++) {
+        const path = join(dir, `state${i}.json`);
+        await writeFile(path, mutate(text, next));
+        await userFacing(() => loadStateFile(path)).catch((error: unknown) => {
+          throw new Error(`state mutant ${i} failed with a non-user error: ${String(error)}`, {
+            cause: error,
+          });
+        });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
