@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { withoutBom } from '../graph/load.js';
 import type { GraphView } from '../graph/view.js';
 import { nameTable } from './tables.js';
 
@@ -197,7 +198,7 @@ export function saveState(state: ConversationState): string {
 export function loadState(text: string, source = 'state'): ConversationState {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(withoutBom(text));
   } catch (error) {
     throw new UserError(`${source} is not JSON: ${(error as Error).message}`, 2);
   }

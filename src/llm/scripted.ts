@@ -103,7 +103,8 @@ export async function loadScript(path: string): Promise<Script> {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // A byte order mark (some Windows editors write one) is not part of the JSON.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new UserError(`the script ${path} is not valid JSON: ${(error as Error).message}`, 2);
   }

@@ -25,8 +25,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nameFrom } from '../../src/cli/actions/design.js';
+import { loadState, newState, saveState } from '../../src/engine/state.js';
 import { loadGraphFile, saveGraphFile, writeFileAtomic } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
+import { loadScript } from '../../src/llm/scripted.js';
 import { runCli } from '../support/run-cli.js';
 
 const root = process.getuid?.() === 0;
@@ -183,6 +186,14 @@ describe('reading a file with a UTF-8 byte order mark', () => {
     const validated = await runCli(['validate', path]);
     expect(validated.stderr).not.toMatch(/^error:/m);
     expect(validated.code).toBe(0);
+  });
+
+  it('reads a conversation state and a rules file for the scripted provider that start with one', async () => {
+    const state = saveState(newState(new StaticGraph(graph)));
+    expect(loadState(`\ufeff${state}`).graphName).toBe(graph.name);
+    const rules = join(dir, 'bom.script.json');
+    await writeFile(rules, `\ufeff${JSON.stringify({ rules: [{ reply: 'hi' }] })}`);
+    expect((await loadScript(rules)).source).toBe(rules);
   });
 });
 
