@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newState, saveState } from '../../src/engine/state.js';
-import { loadGraphFile } from '../../src/graph/load.js';
+import { loadGraphFile, parseGraphJson } from '../../src/graph/load.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { runCli } from '../support/run-cli.js';
@@ -73,6 +73,10 @@ describe('meta-agent history', () => {
     expect(stderr).toContain(`wrote ${out}: the graph at version 1 of 2`);
     const { $schema: _, ...written } = (await loadGraphFile(out)).file;
     expect(written).toEqual(graph.fileAt(1));
+    const printed = await runCli(['history', statePath, '--revert', '1', '-o', '-']);
+    expect(printed.code).toBe(0);
+    const { $schema: __, ...shown } = parseGraphJson(printed.stdout, 'stdout').file;
+    expect(shown).toEqual(graph.fileAt(1));
   });
 
   it('refuses --revert without -o, and versions that do not exist, as usage errors', async () => {

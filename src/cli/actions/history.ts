@@ -13,6 +13,7 @@ import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
 import type { HistoryOptions } from '../commands/history.js';
 import { isStateText, replay } from '../state-file.js';
+import { exportGraph } from '../../export/formats.js';
 import { writeOut, writeErr } from '../terminal.js';
 
 /** Lists the versions of the graph in `path`, or with --diff or --revert compares or writes them. */
@@ -104,6 +105,10 @@ async function writeVersion(
 ): Promise<void> {
   if (!output) throw new UserError('--revert needs -o FILE: where to write the graph', 2);
   const n = parseVersion(version, graph);
+  if (output === '-') {
+    writeOut((await exportGraph(graph.fileAt(n), 'json')).text);
+    return;
+  }
   const warnings = await saveGraphFile(output, graph.fileAt(n));
   for (const warning of warnings) writeErr(`warning: ${warning}\n`);
   writeErr(`wrote ${output}: the graph at version ${n} of ${graph.version}\n`);

@@ -30,7 +30,10 @@ export function register(program: Command): void {
     .argument('<file>', 'conversation state (.json) or graph file (.autogram.json, .csv)')
     .option('--diff <version...>', 'show node and field differences between two versions: --diff A B')
     .option('--revert <version>', 'write the graph as it was at VERSION (needs -o)')
-    .option('-o, --output <file>', 'graph file to write with --revert (.autogram.json or .csv)')
+    .option(
+      '-o, --output <file>',
+      'graph file to write with --revert (.autogram.json or .csv; - for stdout, as JSON)',
+    )
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: HistoryOptions) => {
       const { runHistory } = await import('../actions/history.js');
