@@ -125,6 +125,18 @@ describe('meta-agent design', () => {
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
+  it('keeps the outline when a later answer is too large, ending in one line instead of a bug', async () => {
+    const base = cooperativeDesigner(4);
+    server = await startOpenAIServer({
+      reply: (body) => (promptKind(body) === 'dot' ? { fault: 'huge', bytes: 40 * 1024 * 1024 } : base(body)),
+    });
+    const result = await runCli(designArgs('--name', 'tutor'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: design failed at the dot stage: .*larger than 32 MiB/m);
+    expect(result.stderr).not.toMatch(/looks like a bug/);
+    expect(existsSync(join(dir, 'tutor.partial.outline.md'))).toBe(true);
+  });
+
   it('passes on the advice of an error it cannot get past, such as a server that does not answer', async () => {
     const gone = await startOpenAIServer();
     const url = gone.url;
