@@ -3,6 +3,7 @@
  * case-insensitively with spaces or underscores. Every column the reference reads is read here; the four
  * it stores and never reads are ignored quietly; any other column is reported, never dropped without a
  * word. A spreadsheet carries no config, so it runs under AutoGRAMS' defaults (`autogramsConfig`).
+ * Export guards against formulas (see `neutralizeCell`), and import undoes exactly what export did.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'csv-parse/sync';
@@ -122,7 +123,8 @@ export function graphFromCsv(
 
   const nodes: NodeSpec[] = [];
   const valued = new Set<number>();
-  for (const row of rows) {
+  for (const { line, cells } of rows) {
+    const row = { line, cells: cells.map(restoreCell) };
     if (row.cells.every((cell) => cell.trim() === '')) continue;
     const cell = (key: string): string => row.cells[keys.indexOf(key)] ?? '';
     row.cells.forEach((value, i) => {
@@ -231,6 +233,33 @@ function numberOrText(text: string): number | string {
   return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
 }
 
+/** A cell a spreadsheet would run as a formula starts with one of these (OWASP's list for CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** What `neutralizeCell` adds a leading apostrophe to, besides formulas; `restoreCell` takes it off. */
+const ESCAPED = /^'['=+\-@\t\r]/;
+/** A number as written in a number column: never a formula, so a leading minus stays bare. */
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/**
+ * Spreadsheet programs run a cell that starts with `=`, `+`, `-` or `@` as a formula, and some do the
+ * same after a tab or carriage return, so node text could run as one when an exported file is opened
+ * (CSV injection). Such a cell is written with an apostrophe in front, which spreadsheets show as
+ * text: `=HYPERLINK(…)` becomes `'=HYPERLINK(…)`. A plain number (`-0.5`) cannot be a formula and stays
+ * as it is. To be lossless, a cell that itself starts with an apostrophe and one of those characters
+ * or a second apostrophe gets one more, and reading (`restoreCell`) takes exactly one away: `'=x` is
+ * written `''=x` and reads back as `'=x`. Any other cell, `'tis` among them, is written and read as it
+ * is. AutoGRAMS (pandas) keeps the apostrophe, so it reads a neutralized cell with it.
+ */
+export function neutralizeCell(cell: string): string {
+  const formula = FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell);
+  return formula || ESCAPED.test(cell) ? `'${cell}` : cell;
+}
+
+/** Undoes `neutralizeCell`: an apostrophe before a formula character or another apostrophe is dropped. */
+export function restoreCell(cell: string): string {
+  return ESCAPED.test(cell) ? cell.slice(1) : cell;
+}
+
 function writeCell(value: unknown): string {
   if (value === undefined) return '';
   return Array.isArray(value) ? value.join(',') : String(value);
@@ -265,11 +294,24 @@ function columnWarnings(keys: string[], headers: string[], valued: Set<number>, 
   return warnings;
 }
 
+/** How `graphToCsv` writes cells. */
+export interface CsvWriteOptions {
+  /**
+   * Put an apostrophe before cells a spreadsheet would run as formulas (`neutralizeCell`); default true.
+   * Without it, a cell that starts with an apostrophe and `=`, `+`, `-`, `@` or `'` reads back one short.
+   */
+  neutralizeFormulas?: boolean;
+}
+
 /**
  * Writes a graph as an AutoGRAMS spreadsheet; warns about what a spreadsheet cannot hold: a config other
  * than the AutoGRAMS defaults a spreadsheet is read back with, and the graph's description.
  */
-export function graphToCsv(file: GraphFile): { text: string; warnings: string[] } {
+export function graphToCsv(
+  file: GraphFile,
+  options: CsvWriteOptions = {},
+): { text: string; warnings: string[] } {
+  const cell = options.neutralizeFormulas === false ? (text: string) => text : neutralizeCell;
   const choiceCount = Math.max(0, ...file.nodes.map((n) => n.transitionChoices.length));
   const userCount = Math.max(0, ...file.nodes.map((n) => n.userInstructions.length));
   const columns: { header: string; value: (node: NodeSpec) => string }[] = [
@@ -296,7 +338,7 @@ export function graphToCsv(file: GraphFile): { text: string; warnings: string[] 
 
   const text = stringify([
     columns.map((c) => c.header),
-    ...file.nodes.map((n) => columns.map((c) => c.value(n))),
+    ...file.nodes.map((n) => columns.map((c) => cell(c.value(n)))),
   ]);
   const warnings: string[] = [];
   if (!isDeepStrictEqual(file.config, autogramsConfig()) || file.description)
