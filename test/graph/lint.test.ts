@@ -52,6 +52,35 @@ describe('lintGraph', () => {
     expect(errors(findings).map((f) => f.node)).toEqual(['quit', 'x,y']);
   });
 
+  it('refuses control characters in node names, naming the character', () => {
+    const findings = lint([
+      { name: 'a', action: 'chat', transitions: ['a\u0000b'] },
+      { name: 'a\u0000b', action: 'chat', transitions: ['a'] },
+      { name: 'line\nbreak', action: 'chat', transitions: ['a'] },
+      { name: 'tab\there', action: 'chat', transitions: ['a'] },
+      { name: 'c1\u0085', action: 'chat', transitions: ['a'] },
+    ]);
+    expect(errors(findings)).toEqual([
+      {
+        severity: 'error',
+        node: 'a\u0000b',
+        message:
+          'invalid node name: "a\\u0000b" contains the control character U+0000; names are printable text',
+      },
+      expect.objectContaining({ node: 'line\nbreak', message: expect.stringContaining('U+000A') }),
+      expect.objectContaining({ node: 'tab\there', message: expect.stringContaining('U+0009') }),
+      expect.objectContaining({ node: 'c1\u0085', message: expect.stringContaining('U+0085') }),
+    ]);
+  });
+
+  it('accepts names in any script, emoji and symbols included', () => {
+    const names = ['café', 'über_schritt', '質問', 'step→next', 'wave 👋', 'a\u00a0b'];
+    const findings = lint(
+      names.map((name, i) => ({ name, action: 'chat', transitions: [names[(i + 1) % 6]!] })),
+    );
+    expect(errors(findings)).toEqual([]);
+  });
+
   it('reports a start node that does not exist', () => {
     const findings = lint([{ name: 'a', action: 'chat', transitions: ['a'] }], { startNode: 'strat' });
     expect(errors(findings)).toEqual([

@@ -1,7 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { graphFromCsv, graphToCsv, autogramsConfig } from '../../src/graph/csv.js';
+import { autogramsConfig, graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
+import { lintGraph } from '../../src/graph/lint.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
+import { VersionedGraph } from '../../src/graph/versioned.js';
+import { fileOf } from '../support/agents.js';
 
 /** Texts a spreadsheet would run as formulas, and texts that look like the escape of one. */
 const FORMULAS = ['=HYPERLINK("http://x.example","click")', '+1+2', '-2+3', '@SUM(A1)', '\t=1', '\r=1'];
@@ -59,5 +62,44 @@ describe('CSV export against formula injection', () => {
   it('writes cells raw when neutralizing is turned off', () => {
     const cells = dataCells(graphToCsv(graphWithTexts(FORMULAS), { neutralizeFormulas: false }).text);
     for (const text of FORMULAS) expect(cells).toContain(text);
+  });
+});
+
+describe('control characters in node names', () => {
+  const named = (name: string) =>
+    fileOf([
+      { name: 'start1', action: 'chat', transitions: [name] },
+      { name, action: 'chat', transitions: ['start1'] },
+    ]);
+
+  it('are lint errors that name the character and show the name escaped', () => {
+    for (const [name, code] of [
+      ['a\u0000b', 'U+0000'],
+      ['bell\u0007', 'U+0007'],
+      ['del\u007f', 'U+007F'],
+    ] as const) {
+      const errors = lintGraph(named(name)).filter((f) => f.severity === 'error');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]!.message).toBe(
+        `invalid node name: ${JSON.stringify(name)} contains the control character ${code}; names are printable text`,
+      );
+    }
+  });
+
+  it('are refused by the edit path self.addNode takes, leaving the graph as it was', () => {
+    const graph = new VersionedGraph(
+      fileOf([
+        { name: 'start1', action: 'chat', transitions: ['start1'] },
+        { name: 'ok', action: 'chat', conditionInterjection: 'the user says ok', transitions: ['start1'] },
+      ]),
+    );
+    expect(() =>
+      graph.apply({ op: 'add', node: { name: 'evil\u0000', action: 'chat' } }, { by: 'start1' }),
+    ).toThrow(/control character U\+0000/);
+    expect(() =>
+      graph.apply({ op: 'update', name: 'ok', patch: { name: 'o\u0000k' } }, { by: 'start1' }),
+    ).toThrow(/control character U\+0000/);
+    expect(graph.version).toBe(0);
+    expect(graph.nodes().map((n) => n.name)).toEqual(['start1', 'ok']);
   });
 });
