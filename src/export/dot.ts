@@ -130,25 +130,35 @@ function lines(wrapped: string[]): string {
 /**
  * A DOT double-quoted ID. Graphviz reads `\"` as a quote and keeps every other backslash pair as
  * written, so backslashes stay as they are, except that a run of them before a quote or the closing
- * quote is made even, lest its last backslash escape that quote.
+ * quote is made even, lest its last backslash escape that quote. Graphviz ends a string at NUL, and the
+ * ID becomes an SVG element's title, where XML forbids control characters: they are shown as symbols.
  */
 function quoteId(text: string): string {
-  const escaped = text
-    .replace(/\r?\n/g, ' ')
-    .replace(
-      /(\\*)("|$)/g,
-      (_, run: string, quote: string) => `${run}${run.length % 2 ? '\\' : ''}${quote ? '\\"' : ''}`,
-    );
+  const escaped = visible(text.replace(/\r?\n/g, ' ')).replace(
+    /(\\*)("|$)/g,
+    (_, run: string, quote: string) => `${run}${run.length % 2 ? '\\' : ''}${quote ? '\\"' : ''}`,
+  );
   return `"${escaped}"`;
 }
 
-/** Text for inside an HTML-like label: XML entities, and no control characters (XML forbids them). */
+/** Text for inside an HTML-like label: XML entities, and control characters shown as symbols. */
 function html(text: string): string {
-  return [...text]
-    .filter((ch) => ch >= ' ' || ch === '\t' || ch === '\n' || ch === '\r')
-    .join('')
+  return visible(text)
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/"/g, '&quot;');
+}
+
+/**
+ * Control characters other than tab, newline and carriage return, which XML forbids (C0) or discourages
+ * (DEL, C1), as visible symbols: U+0000–U+001F as their control pictures (`␀`, `␇`, …), DEL as `␡`,
+ * C1 as `�`. Lint refuses them in node names; this keeps a drawing of a graph that was not linted valid.
+ */
+function visible(text: string): string {
+  return text.replace(/(?![\t\n\r])\p{Cc}/gu, (ch) => {
+    const code = ch.codePointAt(0)!;
+    if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+    return code === 0x7f ? '\u2421' : '\ufffd';
+  });
 }

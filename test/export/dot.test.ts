@@ -6,6 +6,7 @@ import { graphFileSchema } from '../../src/graph/schema.js';
 import {
   awkwardGraph,
   branchGraph,
+  controlGraph,
   DESIGNER_GRAPH,
   FRACTION_AGENT_CSV,
   quizGraph,
@@ -103,6 +104,14 @@ describe('DOT export', () => {
     const dot = toDot(graph);
     expect(dot).toContain(`  "quit'" [id="ag-mark-0", shape=doublecircle`);
     expect(dot).toContain(`  "a" -> "quit'";`);
+  });
+
+  it('shows control characters as symbols in IDs and labels: Graphviz would cut a string at NUL', () => {
+    const dot = toDot(controlGraph);
+    expect(dot).not.toMatch(/(?![\n])\p{Cc}/u);
+    expect(dot).toContain('"a\u2400b" [id="ag-node-1"');
+    expect(dot).toContain('ring \u2407 del \u2421 c1 \ufffd');
+    expect(dot).toContain('"cluster_c\u2400"');
   });
 
   it('emits the same text every time', () => {

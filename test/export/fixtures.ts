@@ -101,3 +101,17 @@ export const awkwardGraph: GraphFile = graph({
     { name: 'a\\b', action: 'thought', instruction: 'x \\= 1', transitions: ['end'] },
   ],
 });
+
+/** Control characters in names, a category and text: NUL, BEL, DEL and a C1 character. */
+export const controlGraph: GraphFile = graph({
+  name: 'bad\u0007name',
+  nodes: [
+    { name: 'start1', action: 'chat', transitions: ['a\u0000b'], category: 'c\u0000' },
+    {
+      name: 'a\u0000b',
+      action: 'chat',
+      instruction: 'ring \u0007 del \u007f c1 \u0085',
+      transitions: ['start1'],
+    },
+  ],
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toSvg } from '../../src/export/svg.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
-import { awkwardGraph, FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
+import { awkwardGraph, controlGraph, FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
 
 /** Node groups of a Graphviz SVG: element id and title, with XML character references decoded. */
 function svgNodes(svg: string): { id: string; title: string }[] {
@@ -44,6 +44,12 @@ describe('SVG export', () => {
     ]);
     expect(svgNodes(svg)).toContainEqual({ id: 'ag-node-2', title: 'a\\b' });
     expect(svg).toContain('Say &quot;hello&quot; &amp; &lt;wave&gt;');
+  });
+
+  it('is valid XML for a graph with control characters in its names, which lint refuses but export does not check', async () => {
+    const svg = await toSvg(controlGraph);
+    expect(svg).not.toMatch(/(?![\t\n\r])\p{Cc}/u);
+    expect(svgNodes(svg)).toContainEqual({ id: 'ag-node-1', title: 'a\u2400b' });
   });
 
   it('renders every node of the AutoGRAMS fraction tutor', async () => {
