@@ -2,9 +2,11 @@
  * Graph -> Graphviz DOT. Labels are HTML-like (`<…>`), so one escaping rule (XML entities) covers every
  * text we print, and names can be bold and details small. Output order is deterministic: clusters in
  * order of first category, nodes in file order, markers after them, edges in file and transition order.
+ * A large drawing carries the attributes that keep its layout fast (layout.ts).
  */
 import type { GraphFile } from '../graph/schema.js';
 import { buildDiagram, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
+import { layoutAttributes, layoutFor, sizeOf } from './layout.js';
 import { wrapText } from './text.js';
 
 const FONT = 'Helvetica';
@@ -37,9 +39,15 @@ export function toDot(file: GraphFile): string {
 
 /** Renders an already built drawing; boxes keep their `id`s, so SVG elements can be mapped back to nodes. */
 export function diagramToDot(diagram: Diagram): string {
+  const kind = layoutFor(sizeOf(diagram));
+  const layout = layoutAttributes(kind)
+    .map((attribute) => `, ${attribute}`)
+    .join('');
+  // sfdp puts an arrow's label at its middle, often over a box; the HTML page lists them per node.
+  const labelled = kind !== 'spring';
   const lines = [
     `digraph ${quoteId(diagram.name)} {`,
-    `  graph [rankdir=TB, fontname="${FONT}", fontsize=12, labelloc=t, label=<<B>${html(diagram.name)}</B>>, nodesep=0.35, ranksep=0.45];`,
+    `  graph [rankdir=TB, fontname="${FONT}", fontsize=12, labelloc=t, label=<<B>${html(diagram.name)}</B>>, nodesep=0.35, ranksep=0.45${layout}];`,
     `  node [shape=box, style="rounded,filled", fillcolor="#ffffff", color="#52606d", fontname="${FONT}", fontsize=11, margin="0.14,0.07"];`,
     `  edge [color="#52606d", fontname="${FONT}", fontsize=9, fontcolor="#334e68"];`,
   ];
@@ -55,7 +63,7 @@ export function diagramToDot(diagram: Diagram): string {
     lines.push('  }');
   }
   for (const box of diagram.nodes.filter((n) => !n.category)) lines.push(`  ${nodeLine(box)}`);
-  for (const edge of diagram.edges) lines.push(`  ${edgeLine(edge)}`);
+  for (const edge of diagram.edges) lines.push(`  ${edgeLine(edge, labelled)}`);
   lines.push('}');
   return `${lines.join('\n')}\n`;
 }
@@ -113,11 +121,11 @@ function graphNodeAttributes(box: DiagramNode): string[] {
   return attrs;
 }
 
-function edgeLine(edge: DiagramEdge): string {
+function edgeLine(edge: DiagramEdge, labelled: boolean): string {
   const attrs: string[] = [];
   if (edge.kind === 'call') attrs.push('style=dashed', 'color="#7b4fd6"', 'fontcolor="#7b4fd6"');
   if (edge.kind === 'variable') attrs.push('style=dotted');
-  if (edge.label.length > 0)
+  if (labelled && edge.label.length > 0)
     attrs.push(`label=<${edge.label.map((l) => lines(wrapText(l, EDGE_LABEL_WIDTH, 3))).join('<BR/>')}>`);
   const tail = attrs.length > 0 ? ` [${attrs.join(', ')}]` : '';
   return `${quoteId(edge.from)} -> ${quoteId(edge.to)}${tail};`;

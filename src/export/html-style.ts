@@ -25,6 +25,8 @@ main { flex: 1; display: flex; min-height: 0; }
 #graph { flex: 1; overflow: auto; padding: 16px; min-width: 0; }
 #graph svg { display: block; margin: 0 auto; }
 #graph g.node { cursor: pointer; }
+/* Arrows are drawn after boxes; one that crosses a box must not take its clicks. */
+#graph g.edge { pointer-events: none; }
 #graph g.node:hover > path, #graph g.node:hover > polygon { stroke: #1f6feb; }
 #graph g.node:focus { outline: none; }
 #graph g.node:focus-visible > path, #graph g.node:focus-visible > polygon { stroke: #1f6feb; stroke-width: 2.5; }

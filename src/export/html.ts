@@ -5,10 +5,9 @@
  */
 import { nodeSpecSchema, type GraphFile, type NodeSpec } from '../graph/schema.js';
 import { buildDiagram, type Diagram } from './diagram.js';
-import { diagramToDot } from './dot.js';
 import { VIEWER_SCRIPT } from './html-script.js';
 import { VIEWER_STYLE } from './html-style.js';
-import { renderSvg } from './svg.js';
+import { renderDiagram } from './svg.js';
 
 /** What the page's script knows of one node: its fields, its SVG element id and its neighbours. */
 interface ViewerNode extends NodeSpec {
@@ -28,11 +27,12 @@ export async function toHtml(file: GraphFile): Promise<string> {
 
 /**
  * Renders a graph file as an SVG document and as the HTML page around that same drawing, for a caller
- * that writes both: the layout, which is most of the cost, is done once.
+ * that writes both: the layout, which is most of the cost, is done once. Refuses (UserError) a graph too
+ * large to draw; `canDraw` (svg.ts) tells beforehand.
  */
 export async function toSvgAndHtml(file: GraphFile): Promise<{ svg: string; html: string }> {
   const diagram = buildDiagram(file);
-  const svg = await renderSvg(diagramToDot(diagram));
+  const svg = await renderDiagram(diagram);
   return { svg, html: page(file, diagram, inlineSvg(svg)) };
 }
 
@@ -79,17 +79,24 @@ ${svg}
 }
 
 function viewerNodes(diagram: Diagram): ViewerNode[] {
+  // Arrows by the box they enter, and calls by caller, so a large graph costs one pass over its arrows.
+  const into = new Map<string, { name: string; label: string }[]>();
+  const calls = new Map<string, string>();
+  const graphNodes = new Set(diagram.nodes.filter((n) => n.kind === 'node').map((n) => n.key));
+  for (const edge of diagram.edges) {
+    const list = into.get(edge.to) ?? [];
+    list.push({ name: edge.from, label: edge.label.join(', ') });
+    into.set(edge.to, list);
+    if (edge.kind === 'call' && !calls.has(edge.from)) calls.set(edge.from, edge.to);
+  }
   const nodes: ViewerNode[] = [];
   for (const box of diagram.nodes) {
     if (box.kind !== 'node') continue;
     // The compiled node carries parsed extras; parsing with the schema keeps the fields as written in the file.
     const spec = nodeSpecSchema.parse(box.node);
-    const viewer: ViewerNode = { ...spec, id: box.id, start: box.start, from: [] };
-    const call = diagram.edges.find((e) => e.from === box.key && e.kind === 'call');
-    if (call && diagram.nodes.some((n) => n.key === call.to && n.kind === 'node')) viewer.calls = call.to;
-    viewer.from = diagram.edges
-      .filter((e) => e.to === box.key)
-      .map((e) => ({ name: e.from, label: e.label.join(', ') }));
+    const viewer: ViewerNode = { ...spec, id: box.id, start: box.start, from: into.get(box.key) ?? [] };
+    const callee = calls.get(box.key);
+    if (callee !== undefined && graphNodes.has(callee)) viewer.calls = callee;
     nodes.push(viewer);
   }
   return nodes;

@@ -115,3 +115,26 @@ export const controlGraph: GraphFile = graph({
     },
   ],
 });
+
+/**
+ * `nodes` chat nodes, each with two labelled transitions to nodes picked at random (seeded, so the same
+ * graph every time): the hard case for a layered layout, as in bench/export.bench.ts.
+ */
+export function randomGraph(nodes: number, seed = 1): GraphFile {
+  let state = seed;
+  const pick = (): string => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return `step_${Math.floor((state / 2 ** 31) * nodes)}`;
+  };
+  return graph({
+    name: `random_${nodes}`,
+    nodes: Array.from({ length: nodes }, (_, i) => ({
+      name: `step_${i}`,
+      action: 'chat',
+      instruction: `Tell the user something about topic ${i}, briefly.`,
+      transitions: [pick(), pick()],
+      transitionQuestion: 'Which way now?',
+      transitionChoices: ['the user wants more', 'the user is done'],
+    })),
+  });
+}

@@ -9,7 +9,7 @@ import { toHtml, toSvgAndHtml } from '../../src/export/html.js';
 import { toSvg } from '../../src/export/svg.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
-import { FRACTION_AGENT_CSV, quizGraph } from './fixtures.js';
+import { FRACTION_AGENT_CSV, quizGraph, randomGraph } from './fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT = 'test-artifacts/export-html.png';
@@ -143,6 +143,21 @@ describe.skipIf(!existsSync(CHROMIUM))(
       await nodeNamed(page, 'inject').click();
       expect(await page.locator('#details pre').first().textContent()).toContain('</script><script>');
       expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
+      expect(problems).toEqual([]);
+      await page.close();
+    });
+
+    it('opens a graph of 1,200 nodes, laid out force-directed, and shows where a clicked node is reached from', async () => {
+      const large = randomGraph(1200);
+      const { page, problems } = await open(large);
+      const target = large.nodes[7]!.name;
+      await nodeNamed(page, target).click();
+      await expect.poll(() => page.locator('#details h2').textContent()).toBe(target);
+      const text = await page.locator('#details').innerText();
+      const callers = large.nodes.filter((n) => n.transitions.includes(target)).map((n) => n.name);
+      expect(callers.length).toBeGreaterThan(0);
+      for (const caller of callers) expect(text).toContain(caller);
+      expect(await page.locator('#graph g.node').count()).toBe(1200);
       expect(problems).toEqual([]);
       await page.close();
     });

@@ -1,10 +1,16 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { toSvgAndHtml } from '../../src/export/html.js';
 import { autogramsConfig, graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
 import { lintGraph } from '../../src/graph/lint.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
+import { randomGraph } from '../export/fixtures.js';
 import { fileOf } from '../support/agents.js';
+import { runCli } from '../support/run-cli.js';
 
 /** Texts a spreadsheet would run as formulas, and texts that look like the escape of one. */
 const FORMULAS = ['=HYPERLINK("http://x.example","click")', '+1+2', '-2+3', '@SUM(A1)', '\t=1', '\r=1'];
@@ -101,5 +107,42 @@ describe('control characters in node names', () => {
     ).toThrow(/control character U\+0000/);
     expect(graph.version).toBe(0);
     expect(graph.nodes().map((n) => n.name)).toEqual(['start1', 'ok']);
+  });
+});
+
+describe('drawing large graphs', () => {
+  let dir: string;
+  let hugePath: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'meta-agent-large-'));
+    hugePath = join(dir, 'huge.autogram.json');
+    writeFileSync(hugePath, JSON.stringify(randomGraph(5001)));
+  });
+
+  it('draws a random graph of 500 nodes, two arrows each, as SVG and HTML', async () => {
+    const { svg, html } = await toSvgAndHtml(randomGraph(500));
+    expect(svg).toMatch(/^<\?xml[\s\S]*<svg[\s\S]*<\/svg>\s*$/);
+    expect(svg.match(/<g id="ag&#45;node&#45;\d+" class="node">/g)).toHaveLength(500);
+    expect(svg.match(/<g id="edge\d+" class="edge">/g)).toHaveLength(1000);
+    expect(html).toContain('<title>step_499</title>');
+  });
+
+  it('refuses SVG and HTML past what Graphviz can draw, in one line naming the formats that work', async () => {
+    const expected =
+      'error: "random_5001" is too large to draw as SVG or HTML: 5,001 boxes and 10,002 arrows, where Graphviz draws at most 5,000 boxes and 20,000 arrows\n' +
+      'hint: export it as DOT, JSON, CSV or Mermaid instead (--format dot|json|csv|mermaid)\n';
+    const svg = await runCli(['export', hugePath, '--format', 'svg']);
+    expect(svg).toEqual({ code: 1, stdout: '', stderr: expected });
+    const htmlPath = join(dir, 'huge.html');
+    const html = await runCli(['export', hugePath, '-o', htmlPath]);
+    expect(html).toEqual({ code: 1, stdout: '', stderr: expected });
+    expect(existsSync(htmlPath)).toBe(false);
+  });
+
+  it('still exports such a graph as DOT, laid out for sfdp', async () => {
+    const { code, stdout } = await runCli(['export', hugePath, '--format', 'dot']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('layout=sfdp');
+    expect(stdout.match(/ -> /g)).toHaveLength(10002);
   });
 });
