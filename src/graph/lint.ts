@@ -60,7 +60,7 @@ function nameFindings({ nodes }: LintContext): Finding[] {
   const reported = new Set<string>();
   if (nodes.length === 0) findings.push({ severity: 'error', message: 'the graph has no nodes' });
   for (const node of nodes) {
-    const problem = nodeNameProblem(node.name) ?? controlCharacterProblem(node.name);
+    const problem = nodeNameProblem(node.name);
     if (problem)
       findings.push({ severity: 'error', node: node.name, message: `invalid node name: ${problem}` });
     if (seen.has(node.name) && !reported.has(node.name)) {
@@ -75,18 +75,6 @@ function nameFindings({ nodes }: LintContext): Finding[] {
     seen.add(node.name);
   }
   return findings;
-}
-
-/**
- * A control character (U+0000–U+001F, U+007F–U+009F) in a name: a terminal does not show it, a newline
- * or tab makes two names look alike, and XML forbids most of them, so an SVG or HTML drawing of the
- * graph could not hold the name.
- */
-function controlCharacterProblem(name: string): string | undefined {
-  const control = /\p{Cc}/u.exec(name)?.[0];
-  if (control === undefined) return undefined;
-  const code = `U+${control.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-  return `${JSON.stringify(name)} contains the control character ${code}; names are printable text`;
 }
 
 function transitionFindings(node: CompiledNode, ctx: LintContext): Finding[] {

@@ -7,6 +7,8 @@
  */
 export function nodeNameProblem(name: string): string | undefined {
   if (name.trim() !== name) return 'has leading or trailing spaces';
+  const control = controlCharacterProblem(name);
+  if (control) return control;
   if (name === 'quit' || name === 'return' || name.startsWith('return '))
     return `"${name.split(' ')[0]}" is a reserved transition word`;
   if (name.startsWith('$')) return 'starts with "$", which marks a variable transition';
@@ -14,6 +16,18 @@ export function nodeNameProblem(name: string): string | undefined {
   if (name.endsWith('.n')) return 'ends with ".n", which marks a visit-numbered transition';
   if (!name.includes('(') && name.includes(',')) return 'contains a comma, which separates transitions';
   return undefined;
+}
+
+/**
+ * A control character (U+0000–U+001F, U+007F–U+009F) in a name: a terminal does not show it, a newline
+ * or tab makes two names look alike, and XML forbids most of them, so an SVG or HTML drawing of the
+ * graph could not hold the name.
+ */
+function controlCharacterProblem(name: string): string | undefined {
+  const control = /\p{Cc}/u.exec(name)?.[0];
+  if (control === undefined) return undefined;
+  const code = `U+${control.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `${JSON.stringify(name)} contains the control character ${code}; names are printable text`;
 }
 
 /** The candidate closest to `name` by edit distance, when it is close enough to be a likely typo. */

@@ -146,10 +146,12 @@ describe('the self API inside the sandbox', () => {
       ' padded',
       '',
       'f(1)',
+      'a\u0000b',
     ];
     expect(await run(`${JSON.stringify(names)}.map((n) => self.isValidName(n))`)).toEqual([
       true,
       true,
+      false,
       false,
       false,
       false,
