@@ -4,8 +4,8 @@
  * owner, when we are root), and is renamed over it, so readers never see half a file. A symlink is
  * followed and the file it points to is replaced, so the link stays a link. Anything else (a FIFO, a
  * terminal, `/dev/null`, `/dev/stdout`) is written through, as the shell's `>` would, and never replaced
- * by a regular file; `/dev/stdout` and `/dev/stderr` are this process's own streams. Each atomic write also removes the temporary files earlier writers of the same
- * target left behind when they crashed.
+ * by a regular file; `/dev/stdout` and `/dev/stderr` are this process's own streams. Each atomic write
+ * also removes the temporary files earlier writers of the same target left behind when they crashed.
  */
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
