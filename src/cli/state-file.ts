@@ -15,7 +15,7 @@ import { open, readFile } from 'node:fs/promises';
 import { applyDelta, stateDelta } from '../engine/state-delta.js';
 import { parseState, stateMismatch, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
-import { withoutBom } from '../graph/load.js';
+import { withoutBom } from '../graph/json-syntax.js';
 import type { GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import { writeTextFile } from '../write-file.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { UserError } from '../errors.js';
-import { withoutBom } from '../graph/load.js';
+import { withoutBom } from '../graph/json-syntax.js';
 import type { GraphView } from '../graph/view.js';
 import { nameTable } from './tables.js';
 

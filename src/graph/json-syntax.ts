@@ -3,6 +3,11 @@
  * unexpected token (the commonest: a stray comma), so a small scanner finds the offset itself.
  */
 
+/** `text` without the UTF-8 byte order mark it may start with (some Windows editors write one). */
+export function withoutBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
 /** `line L, column C: unexpected ","` for text that is not JSON; undefined when it is. */
 export function describeJsonError(text: string): string | undefined {
   const offset = jsonErrorOffset(text);

@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { UserError } from '../errors.js';
 import { writeTextFile } from '../write-file.js';
 import { schemaRefFor } from './json-schema.js';
-import { describeJsonError } from './json-syntax.js';
+import { describeJsonError, withoutBom } from './json-syntax.js';
 import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
 import { graphFileSchema, type GraphFile } from './schema.js';
 
@@ -107,11 +107,6 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   } catch (error) {
     throw new UserError(`${path}: cannot write: ${(error as Error).message}`, 1);
   }
-}
-
-/** `text` without the UTF-8 byte order mark it may start with. */
-export function withoutBom(text: string): string {
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** Reads a text file; a missing or unreadable one is a UserError with exit code 2. */
