@@ -17,7 +17,7 @@ import { buildDiagram } from '../src/export/diagram.js';
 import { graphviz } from '../src/export/graphviz.js';
 import { toSvgAndHtml } from '../src/export/html.js';
 import { layoutFor, sizeOf, type LayoutKind } from '../src/export/layout.js';
-import { graphFileSchema, type GraphFile } from '../src/graph/schema.js';
+import { randomGraph } from '../test/export/fixtures.js';
 import { printTable, quantiles, verdict } from './stats.js';
 
 /** The goal: a 500-node graph drawn in under 5 s. */
@@ -41,26 +41,6 @@ export interface ExportBenchRow {
   p95S: number;
   /** Whether the row met the goal; only the goal's row has one. */
   met?: boolean;
-}
-
-/** A random graph of `nodes` chat nodes, two labelled transitions each, the same for the same seed. */
-export function randomGraph(nodes: number, seed = 1): GraphFile {
-  let state = seed;
-  const pick = (): string => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return `step_${Math.floor((state / 2 ** 31) * nodes)}`;
-  };
-  return graphFileSchema.parse({
-    name: `random_${nodes}`,
-    nodes: Array.from({ length: nodes }, (_, i) => ({
-      name: `step_${i}`,
-      action: 'chat',
-      instruction: `Tell the user something about topic ${i}, briefly.`,
-      transitions: [pick(), pick()],
-      transitionQuestion: 'Which way now?',
-      transitionChoices: ['the user wants more', 'the user is done'],
-    })),
-  });
 }
 
 /** Runs the benchmark, prints a table and returns the figures. */

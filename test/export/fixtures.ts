@@ -118,7 +118,7 @@ export const controlGraph: GraphFile = graph({
 
 /**
  * `nodes` chat nodes, each with two labelled transitions to nodes picked at random (seeded, so the same
- * graph every time): the hard case for a layered layout, as in bench/export.bench.ts.
+ * graph every time): the hard case for a layered layout, which bench/export.bench.ts times.
  */
 export function randomGraph(nodes: number, seed = 1): GraphFile {
   let state = seed;

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ModelError } from '../../src/llm/errors.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { OpenAIModelOptions } from '../../src/llm/openai.js';
 import { closedUrl, startOpenAIServer } from '../support/openai-server.js';
+import { modelFailure } from '../support/model-failure.js';
 import type { OpenAIServer, OpenAIServerOptions } from '../support/openai-server.js';
 
 let server: OpenAIServer | undefined;
@@ -22,19 +22,6 @@ async function modelAgainst(
 
 const hello = { messages: [{ role: 'user' as const, content: 'Say hello' }] };
 
-/** The failure of `call` as a ModelError, its message being one line. */
-async function failure(call: Promise<unknown>): Promise<ModelError> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  const modelError = error as ModelError;
-  expect(modelError.message).not.toContain('\n');
-  expect(modelError.hint).toBeTruthy();
-  return modelError;
-}
-
 describe('model call failures', () => {
   it('retries once after a 429 with retry-after and then answers', async () => {
     const model = await modelAgainst({
@@ -46,7 +33,7 @@ describe('model call failures', () => {
 
   it('reports rate limiting that outlasts the retries', async () => {
     const model = await modelAgainst({ reply: () => ({ fault: 'rate-limit' }) });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('rate-limited');
     expect(error.message).toBe(
       `the model server at ${server!.url} is still rate-limiting after 1 retry: Rate limit reached for requests`,
@@ -58,14 +45,14 @@ describe('model call failures', () => {
     const model = await modelAgainst({
       reply: () => ({ fault: 'server-error', status: 503, retryAfterSeconds: 0 }),
     });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('server');
     expect(error.message).toMatch(/failed \(503\) after 1 retry: The server had an error/);
   });
 
   it('says the server rejected the key on 401 and points at OPENAI_API_KEY', async () => {
     const model = await modelAgainst({ apiKey: 'sk-right' }, { apiKey: 'sk-wrong' });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.message).toBe(`the model server at ${server!.url} rejected the API key (401)`);
     expect(error.hint).toContain('OPENAI_API_KEY');
     expect(server!.requests).toHaveLength(1);
@@ -73,7 +60,7 @@ describe('model call failures', () => {
 
   it('names the model and the URL when the model is unknown, pointing at doctor', async () => {
     const model = await modelAgainst({ rejectUnknownModels: true }, { model: 'gpt-99' });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('unknown-model');
     expect(error.message).toContain(`model "gpt-99" is not available at ${server!.url}`);
     expect(error.hint).toContain('meta-agent doctor');
@@ -82,7 +69,7 @@ describe('model call failures', () => {
   it('says no server answered when nothing listens at the URL', async () => {
     const url = await closedUrl();
     const model = new OpenAIModel({ baseUrl: url, model: 'gpt-4o-mini', maxRetries: 0 });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('unreachable');
     expect(error.message).toBe(`no model server answered at ${url}`);
     expect(error.hint).toContain('OPENAI_BASE_URL');
@@ -94,7 +81,7 @@ describe('model call failures', () => {
       { answers: [{ text: 'late', delayMs: 5_000 }] },
       { timeoutMs: 200, maxRetries: 0 },
     );
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(`the model server at ${server!.url} did not answer within 0.2 s`);
     expect(error.hint).toContain('META_AGENT_TIMEOUT_MS');
@@ -102,21 +89,21 @@ describe('model call failures', () => {
 
   it('reports a body that is not JSON as a malformed response', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'malformed' }] });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('malformed');
     expect(error.message).toBe(`the model server at ${server!.url} sent a malformed response`);
   });
 
   it('reports a stream event that is not JSON as a malformed response', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'malformed' }] });
-    const error = await failure(model.stream(hello, () => undefined));
+    const error = await modelFailure(model.stream(hello, () => undefined));
     expect(error.kind).toBe('malformed');
   });
 
   it('reports a connection dropped in the middle of a stream', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'drop' }] });
     const deltas: string[] = [];
-    const error = await failure(model.stream(hello, (chunk) => deltas.push(chunk.delta)));
+    const error = await modelFailure(model.stream(hello, (chunk) => deltas.push(chunk.delta)));
     expect(error.kind).toBe('connection');
     expect(error.message).toBe(
       `the connection to the model server at ${server!.url} dropped in the middle of a response`,
@@ -126,7 +113,7 @@ describe('model call failures', () => {
 
   it('reports an error event in the middle of a stream as a server failure with its message', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'stream-error', message: 'CUDA out of memory' }] });
-    const error = await failure(model.stream(hello, () => undefined));
+    const error = await modelFailure(model.stream(hello, () => undefined));
     expect(error.kind).toBe('server');
     expect(error.message).toBe(
       `the model server at ${server!.url} reported an error mid-response: CUDA out of memory`,
@@ -135,7 +122,7 @@ describe('model call failures', () => {
 
   it('reports a connection dropped in the middle of a whole response', async () => {
     const model = await modelAgainst({ answers: [{ fault: 'drop' }] }, { maxRetries: 0 });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('connection');
   });
 
@@ -143,7 +130,7 @@ describe('model call failures', () => {
     const model = await modelAgainst({
       answers: [{ fault: 'bad-request', message: 'temperature must be <= 2' }],
     });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.kind).toBe('bad-request');
     expect(error.message).toBe(
       `the model server at ${server!.url} rejected the request for "gpt-4o-mini": temperature must be <= 2`,
@@ -152,7 +139,7 @@ describe('model call failures', () => {
 
   it('maps embedding failures the same way', async () => {
     const model = await modelAgainst({ embeddingFaults: [{ fault: 'unauthorized' }] });
-    const error = await failure(model.embed(['x']));
+    const error = await modelFailure(model.embed(['x']));
     expect(error.kind).toBe('auth');
   });
 });

@@ -10,12 +10,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { classify } from '../../src/llm/classify.js';
 import { listModels, probeLocalServers } from '../../src/llm/discovery.js';
-import { ModelError } from '../../src/llm/errors.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { OpenAIModelOptions } from '../../src/llm/openai.js';
 import { generateObject } from '../../src/llm/structured.js';
 import { startOpenAIServer } from '../support/openai-server.js';
 import type { ChatAnswer, OpenAIServer } from '../support/openai-server.js';
+import { modelFailure } from '../support/model-failure.js';
 import { runCli } from '../support/run-cli.js';
 
 const closers: Array<() => Promise<void>> = [];
@@ -54,30 +54,17 @@ async function rawServer(handle: (req: IncomingMessage, res: ServerResponse) => 
 
 const hello = { messages: [{ role: 'user' as const, content: 'Say hello' }] };
 
-/** The failure of `call` as a one-line ModelError with a hint. */
-async function failure(call: Promise<unknown>): Promise<ModelError> {
-  const error = await call.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  const modelError = error as ModelError;
-  expect(modelError.message).not.toContain('\n');
-  expect(modelError.hint).toBeTruthy();
-  return modelError;
-}
-
 describe('a server that answers 200 with something other than JSON', () => {
   it('fails a whole response that is an HTML page', async () => {
     const server = await serve({ fault: 'html' });
-    const error = await failure(modelFor(server).complete(hello));
+    const error = await modelFailure(modelFor(server).complete(hello));
     expect(error.kind).toBe('malformed');
     expect(error.message).toContain(`the model server at ${server.url} sent a malformed response`);
   });
 
   it('fails a stream that is an HTML page instead of an empty success', async () => {
     const server = await serve({ fault: 'html' });
-    const error = await failure(modelFor(server).stream(hello, () => undefined));
+    const error = await modelFailure(modelFor(server).stream(hello, () => undefined));
     expect(error.kind).toBe('malformed');
     expect(error.message).toBe(
       `the model server at ${server.url} sent a malformed response (the stream ended with no text and no finish_reason)`,
@@ -92,7 +79,7 @@ describe('a server that answers 200 with something other than JSON', () => {
       );
     });
     const empty = new OpenAIModel({ baseUrl: url, model: 'gpt-4o-mini' });
-    expect((await failure(empty.stream(hello, () => undefined))).kind).toBe('malformed');
+    expect((await modelFailure(empty.stream(hello, () => undefined))).kind).toBe('malformed');
     const server = await serve('');
     expect((await modelFor(server).stream(hello, () => undefined)).text).toBe('');
   });
@@ -102,7 +89,7 @@ describe('a server that answers 200 with something other than JSON', () => {
       vi.spyOn(console, level as 'error').mockImplementation(() => undefined),
     );
     const server = await serve({ fault: 'malformed' });
-    const error = await failure(modelFor(server).stream(hello, () => undefined));
+    const error = await modelFailure(modelFor(server).stream(hello, () => undefined));
     expect(error.kind).toBe('malformed');
     for (const spy of logged) expect(spy).not.toHaveBeenCalled();
   });
@@ -111,16 +98,16 @@ describe('a server that answers 200 with something other than JSON', () => {
     const server = await serve({ fault: 'html' }, { fault: 'html' });
     const model = modelFor(server, { maxRetries: 0 });
     const classified = classify(model, { prompt: 'Which?', choices: ['a', 'b'] });
-    expect((await failure(classified)).kind).toBe('malformed');
+    expect((await modelFailure(classified)).kind).toBe('malformed');
     const generated = generateObject(model, z.object({ name: z.string() }), hello.messages);
-    expect((await failure(generated)).kind).toBe('malformed');
+    expect((await modelFailure(generated)).kind).toBe('malformed');
   });
 });
 
 describe('a server that trickles', () => {
   it('gives up on a stream that stops sending for longer than the timeout', async () => {
     const server = await serve({ fault: 'trickle', intervalMs: 2_000 });
-    const error = await failure(modelFor(server, { timeoutMs: 200 }).stream(hello, () => undefined));
+    const error = await modelFailure(modelFor(server, { timeoutMs: 200 }).stream(hello, () => undefined));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(
       `the model server at ${server.url} stopped sending for 0.2 s in the middle of a response`,
@@ -130,7 +117,7 @@ describe('a server that trickles', () => {
 
   it('gives up on a whole response that stops sending for longer than the timeout', async () => {
     const server = await serve({ fault: 'trickle', intervalMs: 2_000 });
-    const error = await failure(modelFor(server, { timeoutMs: 200, maxRetries: 0 }).complete(hello));
+    const error = await modelFailure(modelFor(server, { timeoutMs: 200, maxRetries: 0 }).complete(hello));
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain(`the model server at ${server.url}`);
   });
@@ -138,7 +125,7 @@ describe('a server that trickles', () => {
   it('stops a stream that keeps trickling past the deadline', async () => {
     const server = await serve({ fault: 'trickle', intervalMs: 50 });
     const model = modelFor(server, { timeoutMs: 1_000, deadlineMs: 600 });
-    const error = await failure(model.stream(hello, () => undefined));
+    const error = await modelFailure(model.stream(hello, () => undefined));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(
       `the model server at ${server.url} did not finish answering within 0.6 s, so the call was stopped`,
@@ -150,7 +137,7 @@ describe('a server that trickles', () => {
   it('stops a whole response that keeps trickling past the deadline', async () => {
     const server = await serve({ fault: 'trickle', intervalMs: 50 });
     const model = modelFor(server, { timeoutMs: 2_000, deadlineMs: 600 });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.message).toContain('did not finish answering within 0.6 s');
     await vi.waitFor(() => expect(server.inFlight).toBe(0));
   });
@@ -159,7 +146,7 @@ describe('a server that trickles', () => {
     const server = await startOpenAIServer({ reply: () => ({ text: 'late', delayMs: 400 }) });
     closers.push(() => server.close());
     const model = modelFor(server, { timeoutMs: 300, maxRetries: 5, deadlineMs: 700 });
-    const error = await failure(model.complete(hello));
+    const error = await modelFailure(model.complete(hello));
     expect(error.message).toContain('did not finish answering within 0.7 s');
     expect(server.chatRequests().length).toBeLessThan(6);
   });
@@ -170,7 +157,7 @@ describe('a stream that never ends', () => {
     const server = await serve({ fault: 'endless', intervalMs: 20 });
     const deltas: string[] = [];
     const model = modelFor(server, { deadlineMs: 500 });
-    const error = await failure(model.stream(hello, (chunk) => deltas.push(chunk.delta)));
+    const error = await modelFailure(model.stream(hello, (chunk) => deltas.push(chunk.delta)));
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain('did not finish answering within 0.5 s');
     expect(deltas.length).toBeGreaterThan(0);
@@ -192,7 +179,7 @@ describe('a server that sends too much', () => {
 
   it('cuts off a whole response past the cap', async () => {
     const server = await serve({ fault: 'huge', bytes: 4 * 1024 * 1024 });
-    const error = await failure(modelFor(server, { maxResponseBytes: cap }).complete(hello));
+    const error = await modelFailure(modelFor(server, { maxResponseBytes: cap }).complete(hello));
     expect(error.kind).toBe('too-large');
     expect(error.message).toBe(
       `the model server at ${server.url} sent a response larger than 256 KiB; it was cut off`,
@@ -202,14 +189,16 @@ describe('a server that sends too much', () => {
 
   it('cuts off a stream past the cap, with no retry', async () => {
     const server = await serve({ fault: 'huge', bytes: 4 * 1024 * 1024 });
-    const error = await failure(modelFor(server, { maxResponseBytes: cap }).stream(hello, () => undefined));
+    const error = await modelFailure(
+      modelFor(server, { maxResponseBytes: cap }).stream(hello, () => undefined),
+    );
     expect(error.kind).toBe('too-large');
     expect(server.chatRequests()).toHaveLength(1);
   });
 
   it('refuses a declared length past the cap before reading the body', async () => {
     const server = await serve({ fault: 'huge', bytes: 4 * 1024 * 1024, declareLength: true });
-    const error = await failure(modelFor(server, { maxResponseBytes: cap }).complete(hello));
+    const error = await modelFailure(modelFor(server, { maxResponseBytes: cap }).complete(hello));
     expect(error.kind).toBe('too-large');
   });
 
@@ -221,7 +210,7 @@ describe('a server that sends too much', () => {
 
   it('cuts off an answer past the default cap of 32 MiB', async () => {
     const server = await serve({ fault: 'huge', bytes: 40 * 1024 * 1024 });
-    const error = await failure(modelFor(server).complete(hello));
+    const error = await modelFailure(modelFor(server).complete(hello));
     expect(error.message).toContain('larger than 32 MiB');
   });
 });
@@ -235,7 +224,7 @@ describe('a redirect', () => {
         status,
         location: `${elsewhere.url}/chat/completions`,
       });
-      const error = await failure(modelFor(server).complete(hello));
+      const error = await modelFailure(modelFor(server).complete(hello));
       expect(error.kind).toBe('redirect');
       expect(error.message).toBe(
         `the model server at ${server.url} redirected to another origin (${elsewhere.url}/chat/completions); ` +
@@ -243,7 +232,7 @@ describe('a redirect', () => {
       );
     }
     const server = await serve({ fault: 'redirect', location: `${elsewhere.url}/chat/completions` });
-    const error = await failure(modelFor(server).stream(hello, () => undefined));
+    const error = await modelFailure(modelFor(server).stream(hello, () => undefined));
     expect(error.kind).toBe('redirect');
     expect(elsewhere.requests).toEqual([]);
   });
@@ -262,7 +251,7 @@ describe('a redirect', () => {
       reply: () => ({ fault: 'redirect', location: '/v1/chat/completions' }),
     });
     closers.push(() => server.close());
-    const error = await failure(modelFor(server).complete(hello));
+    const error = await modelFailure(modelFor(server).complete(hello));
     expect(error.kind).toBe('redirect');
     expect(error.message).toContain('redirected more than 5 times');
     expect(server.chatRequests()).toHaveLength(6);
@@ -276,7 +265,7 @@ describe('listing and probing models', () => {
       res.writeHead(302, { location: `${elsewhere.url}/models` });
       res.end();
     });
-    const error = await failure(listModels(url, { apiKey: 'sk-secret' }));
+    const error = await modelFailure(listModels(url, { apiKey: 'sk-secret' }));
     expect(error.kind).toBe('redirect');
     expect(elsewhere.requests).toEqual([]);
   });
@@ -292,7 +281,7 @@ describe('listing and probing models', () => {
       };
       more();
     });
-    const error = await failure(listModels(url));
+    const error = await modelFailure(listModels(url));
     expect(error.kind).toBe('too-large');
   });
 
