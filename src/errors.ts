@@ -19,3 +19,11 @@ export class UserError extends Error {
 export function isUserError(error: unknown): error is UserError {
   return error instanceof UserError;
 }
+
+/**
+ * The hint for a limit set in a graph's config (`field`: its path under `config`). A spreadsheet has no
+ * config of its own, so it is first exported as a JSON graph, whose config can be edited.
+ */
+export function raiseConfigHint(field: string): string {
+  return `raise config.${field} in the graph file, or in a spreadsheet's --format json export`;
+}

@@ -12,7 +12,6 @@
 export {
   Interpreter,
   NodeError,
-  DEFAULT_INTERPRETER_LIMITS,
   type InterpreterLimits,
   type InterpreterOptions,
   type ReplyResult,

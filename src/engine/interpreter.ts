@@ -15,17 +15,11 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import { pushFrame } from './frames.js';
-import {
-  DEFAULT_INTERPRETER_LIMITS,
-  runLoop,
-  type InterpreterLimits,
-  type Next,
-  type RunResources,
-} from './run-loop.js';
+import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
 import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
 import { newState, standingNodes, stateMismatch, workingCopy, type ConversationState } from './state.js';
 
-export { DEFAULT_INTERPRETER_LIMITS, type InterpreterLimits };
+export type { InterpreterLimits };
 
 /** Host functions lent to code nodes under one name: `name.fn(…)` inside. */
 export interface HostNamespace {
@@ -43,6 +37,7 @@ export interface InterpreterOptions {
    * (self-referential mode lends `self` through it too).
    */
   host?: Record<string, HostNamespace>;
+  /** Overrides the graph's `config.runLimits`. */
   limits?: Partial<InterpreterLimits>;
   /**
    * Self-referential mode: code nodes get the `self` API and edit the graph (a StaticGraph is run as a
@@ -99,7 +94,7 @@ export class Interpreter {
     this.graph = editable ?? options.graph;
     this.models = options.models;
     this.events = options.events ?? new EventBus();
-    this.limits = { ...DEFAULT_INTERPRETER_LIMITS, ...options.limits };
+    this.limits = { ...options.graph.config.runLimits, ...options.limits };
     this.#sandbox = sandbox;
     if (editable)
       this.#self = new SelfMode({

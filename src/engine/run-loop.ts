@@ -6,9 +6,10 @@
  * `algo` apart from its loop. Every step reads the graph through its GraphView, so edits made between
  * steps by a self-referential run take effect at once.
  */
-import { UserError } from '../errors.js';
+import { raiseConfigHint, UserError } from '../errors.js';
 import type { EventBus, TransitionKind } from '../events.js';
 import type { CompiledNode } from '../graph/parse.js';
+import type { GraphConfig } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { SandboxError, type Sandbox } from '../sandbox/index.js';
@@ -24,15 +25,11 @@ import {
   type ChoiceQuestion,
 } from './transitions.js';
 
-/** Guards against runaway graphs. */
-export interface InterpreterLimits {
-  /** Nodes run per `reply` or `applyFn` before the run is stopped as a probable endless loop. */
-  maxSteps: number;
-  /** Function calls nested at once. */
-  maxDepth: number;
-}
-
-export const DEFAULT_INTERPRETER_LIMITS: InterpreterLimits = { maxSteps: 10_000, maxDepth: 200 };
+/**
+ * Guards against runaway graphs (the graph's `config.runLimits`): nodes run per `reply` or `applyFn`
+ * before the run is stopped as a probable endless loop, and function calls nested at once.
+ */
+export type InterpreterLimits = GraphConfig['runLimits'];
 
 /** What a run uses, lent by its interpreter. */
 export interface RunResources {
@@ -95,7 +92,7 @@ class Run {
         throw new UserError(
           `stopped after ${this.#limits.maxSteps} steps without ${mode === 'reply' ? 'a reply' : 'a return'}; the graph seems to loop (next node: "${next.run}")`,
           1,
-          'make the loop reach a chat node, a return or quit; or raise the step limit if the graph is meant to run this long',
+          `make the loop reach a chat node, a return or quit; if the graph is meant to run this long, ${raiseConfigHint('runLimits.maxSteps')}`,
         );
       const { node, previousEntry } = this.#enter(work, next.run);
       const result = await ACTION_HANDLERS[node.action](this.#context(work, node, previousEntry));
@@ -104,7 +101,7 @@ class Run {
           throw new UserError(
             `function calls are nested more than ${this.#limits.maxDepth} deep`,
             1,
-            'check the recursion ends',
+            `check the recursion ends; if it is meant to go this deep, ${raiseConfigHint('runLimits.maxDepth')}`,
           );
         this.#events.emit({ type: 'transition', from: node.name, to: result.call, kind: 'function-call' });
         next = { run: result.call };

@@ -19,7 +19,7 @@
  *
  * A refused edit throws an `Error` inside the sandbox that the code may catch; the graph is untouched.
  */
-import { UserError } from '../errors.js';
+import { raiseConfigHint, UserError } from '../errors.js';
 import { nodeNameProblem } from '../graph/names.js';
 import { compileNode } from '../graph/parse.js';
 import { kindOf } from '../graph/schema-issues.js';
@@ -57,7 +57,9 @@ export class EditBudget {
     if (this.#spent >= this.perTurn)
       throw new UserError(
         `${what} refused: this turn already tried ${this.#spent} edits, the most config.selfEditLimits.editsPerTurn allows; ` +
-          'the agent seems to edit without end (raise the limit if it really needs more edits per turn)',
+          'the agent seems to edit without end',
+        1,
+        `if it really needs more edits per turn, ${raiseConfigHint('selfEditLimits.editsPerTurn')}`,
       );
     this.#spent += 1;
   }

@@ -107,6 +107,9 @@ export const DEFAULT_SELF_EDIT_LIMITS = {
   maxGraphChars: 2_000_000,
 } as const;
 
+/** What stops a run that seems endless (config.runLimits) when the graph does not say. */
+export const DEFAULT_RUN_LIMITS = { maxSteps: 10_000, maxDepth: 200 } as const;
+
 export const graphConfigSchema = z.object({
   agentName: z.string().default('Agent'),
   userName: z.string().default('User'),
@@ -166,6 +169,24 @@ export const graphConfigSchema = z.object({
       memoryMb: z.number().int().min(8).default(64),
     })
     .default({ timeoutMs: 1000, memoryMb: 64 }),
+  runLimits: z
+    .object({
+      maxSteps: z
+        .number()
+        .int()
+        .positive()
+        .default(DEFAULT_RUN_LIMITS.maxSteps)
+        .describe(
+          'The most nodes one reply or function call may run before it is stopped as an endless loop.',
+        ),
+      maxDepth: z
+        .number()
+        .int()
+        .positive()
+        .default(DEFAULT_RUN_LIMITS.maxDepth)
+        .describe('The most function calls nested at once.'),
+    })
+    .default(() => ({ ...DEFAULT_RUN_LIMITS })),
   selfReferential: z.boolean().default(false),
   selfEditLimits: z
     .object({

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { UserError } from '../errors.js';
+import { raiseConfigHint, UserError } from '../errors.js';
 import {
   cleanNode,
   diffNodes,
@@ -212,7 +212,8 @@ export class VersionedGraph implements GraphView {
     const max = this.config.selfEditLimits.maxNodes;
     if (this.#nodes.length >= max)
       throw new GraphEditError(
-        `cannot add node "${node.name}": the graph already has ${this.#nodes.length} nodes (selfEditLimits.maxNodes is ${max})`,
+        `cannot add node "${node.name}": the graph already has ${this.#nodes.length} nodes (config.selfEditLimits.maxNodes is ${max})`,
+        `remove nodes it no longer needs, or ${raiseConfigHint('selfEditLimits.maxNodes')}`,
       );
     return { op: 'add', name: node.name, before: null, after: node, index: this.#nodes.length };
   }
@@ -311,18 +312,19 @@ export class VersionedGraph implements GraphView {
     const { maxNodeChars, maxGraphChars } = this.config.selfEditLimits;
     const before = change.before ? JSON.stringify(change.before).length : 0;
     const after = change.after ? JSON.stringify(change.after).length : 0;
-    const hint = 'keep long text in variables, which the graph does not store';
+    const hint = (field: string) =>
+      `keep long text in variables, which the graph does not store, or ${raiseConfigHint(`selfEditLimits.${field}`)}`;
     if (after > maxNodeChars && after > before)
       throw new GraphEditError(
-        `${describe(change)} refused: the node would take ${after} characters, more than selfEditLimits.maxNodeChars (${maxNodeChars})`,
-        hint,
+        `${describe(change)} refused: the node would take ${after} characters, more than config.selfEditLimits.maxNodeChars (${maxNodeChars})`,
+        hint('maxNodeChars'),
       );
     this.#size ??= JSON.stringify(this.#nodes).length;
     const size = this.#size - before + after;
     if (size > maxGraphChars && after > before)
       throw new GraphEditError(
-        `${describe(change)} refused: the graph would take ${size} characters, more than selfEditLimits.maxGraphChars (${maxGraphChars})`,
-        hint,
+        `${describe(change)} refused: the graph would take ${size} characters, more than config.selfEditLimits.maxGraphChars (${maxGraphChars})`,
+        hint('maxGraphChars'),
       );
     return size;
   }

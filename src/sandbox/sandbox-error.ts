@@ -2,7 +2,7 @@
  * The one error the sandbox raises for anything the code did: which node, what kind of failure, and a
  * message a user can act on without a stack trace.
  */
-import { UserError } from '../errors.js';
+import { raiseConfigHint, UserError } from '../errors.js';
 import type { SandboxLimits } from './limits.js';
 
 /**
@@ -37,8 +37,8 @@ export function timeoutError(node: string, limits: SandboxLimits): SandboxError 
   return new SandboxError(
     'timeout',
     node,
-    `code ran longer than ${limits.timeoutMs} ms (sandbox.timeoutMs)`,
-    'make the code finish sooner (look for a loop that never ends), or raise sandbox.timeoutMs',
+    `code ran longer than ${limits.timeoutMs} ms (config.sandbox.timeoutMs)`,
+    `make the code finish sooner (look for a loop that never ends), or ${raiseConfigHint('sandbox.timeoutMs')}`,
   );
 }
 
@@ -47,8 +47,8 @@ export function memoryError(node: string, limits: SandboxLimits): SandboxError {
   return new SandboxError(
     'memory',
     node,
-    `code used more than ${limits.memoryMb} MB of memory (sandbox.memoryMb)`,
-    'keep less data in memory at once, or raise sandbox.memoryMb',
+    `code used more than ${limits.memoryMb} MB of memory (config.sandbox.memoryMb)`,
+    `keep less data in memory at once, or ${raiseConfigHint('sandbox.memoryMb')}`,
   );
 }
 

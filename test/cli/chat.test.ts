@@ -207,11 +207,34 @@ describe('meta-agent chat with piped input', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('Say go.\nTurn 1. Say go again.\n');
     const [error, ...rest] = result.stderr.trim().split('\n');
-    expect(error).toBe('error: node "check.b": code ran longer than 200 ms (sandbox.timeoutMs)');
+    expect(error).toBe('error: node "check.b": code ran longer than 200 ms (config.sandbox.timeoutMs)');
     expect(rest.every((line) => line.startsWith('hint: '))).toBe(true);
     const saved = await savedState(state);
     expect(saved).toMatchObject({ current: 'check.a', ended: false });
     expect(saved.stack).toMatchObject([{ variables: { turns: 1 } }]);
+  });
+
+  it('stops a graph that loops without a reply, and says which config field lets it run longer', async () => {
+    const looping = join(dir, 'looping.autogram.json');
+    await writeFile(
+      looping,
+      JSON.stringify({
+        config: { runLimits: { maxSteps: 30 } },
+        nodes: [
+          { name: 'start1', action: 'chat_exact', instruction: 'Ready?', transitions: ['a'] },
+          { name: 'a', action: 'transition', transitions: ['b'] },
+          { name: 'b', action: 'transition', transitions: ['a'] },
+        ],
+      }),
+    );
+    const result = await chat([looping], 'yes\n');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('Ready?\n');
+    expect(result.stderr).toBe(
+      'error: node "b": stopped after 30 steps without a reply; the graph seems to loop (next node: "a")\n' +
+        'hint: make the loop reach a chat node, a return or quit; if the graph is meant to run this long, ' +
+        "raise config.runLimits.maxSteps in the graph file, or in a spreadsheet's --format json export\n",
+    );
   });
 
   it('marks scripted answers on stderr and keeps stdout to the replies', async () => {

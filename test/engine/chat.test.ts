@@ -214,6 +214,31 @@ describe('errors in a run', () => {
     });
   });
 
+  it("runs as many steps as the graph's config.runLimits allow, and no more", async () => {
+    const chain: NodeSpecInput[] = Array.from({ length: 60 }, (_, i) => ({
+      name: `n${i}`,
+      action: 'transition',
+      transitions: [`n${i + 1}`],
+    }));
+    chain.push({ name: 'n60', action: 'chat_exact', instruction: 'Made it.' });
+    const runWith = async (maxSteps: number) => {
+      const agent = await Interpreter.create({
+        graph: graphOf(chain, { runLimits: { maxSteps, maxDepth: 200 } }),
+        models: scriptedModels({ rules: [] }),
+      });
+      try {
+        return await agent.reply(undefined);
+      } finally {
+        agent.dispose();
+      }
+    };
+    const stopped = await runWith(50).catch((error: unknown) => error as NodeError);
+    expect(stopped).toBeInstanceOf(NodeError);
+    expect((stopped as NodeError).message).toContain('stopped after 50 steps without a reply');
+    expect((stopped as NodeError).hint).toContain('raise config.runLimits.maxSteps in the graph file');
+    expect((await runWith(61)).reply).toBe('Made it.');
+  });
+
   it('stops a graph that loops without replying, naming where it stopped', async () => {
     const nodes: NodeSpecInput[] = [
       { name: 'a', action: 'transition', transitions: ['b'] },
@@ -246,7 +271,9 @@ describe('errors in a run', () => {
         const error = await agent.reply('go', first.state).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(NodeError);
         expect((error as NodeError).node).toBe('spin');
-        expect((error as Error).message).toBe('node "spin": code ran longer than 50 ms (sandbox.timeoutMs)');
+        expect((error as Error).message).toBe(
+          'node "spin": code ran longer than 50 ms (config.sandbox.timeoutMs)',
+        );
         expect((error as NodeError).cause).toMatchObject({ kind: 'timeout' });
       },
       { sandbox: { timeoutMs: 50, memoryMb: 64 } },

@@ -37,7 +37,7 @@ describe('sandbox limits', () => {
     const error = await failure(sandbox.runCode('while (true) {}', {}, { node: 'loop' }));
     expect(error.kind).toBe('timeout');
     expect(error.node).toBe('loop');
-    expect(error.message).toBe('node "loop": code ran longer than 200 ms (sandbox.timeoutMs)');
+    expect(error.message).toBe('node "loop": code ran longer than 200 ms (config.sandbox.timeoutMs)');
     expect(error.hint).toContain('sandbox.timeoutMs');
   });
 
@@ -88,7 +88,9 @@ describe('sandbox limits', () => {
     try {
       const error = await failure(roomy.runCode(MEMORY_BOMB, {}, { node: 'bomb' }));
       expect(error.kind).toBe('memory');
-      expect(error.message).toBe('node "bomb": code used more than 16 MB of memory (sandbox.memoryMb)');
+      expect(error.message).toBe(
+        'node "bomb": code used more than 16 MB of memory (config.sandbox.memoryMb)',
+      );
       expect(error.hint).toContain('sandbox.memoryMb');
     } finally {
       roomy.dispose();

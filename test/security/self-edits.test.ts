@@ -37,7 +37,7 @@ describe('self-edits that would make the graph too large', () => {
     );
     const { said, state } = await converse(graph, noScript, [undefined], { selfReferential: true });
     expect(said[0]).toContain('updating node "report" refused');
-    expect(said[0]).toContain('more than selfEditLimits.maxNodeChars (20000)');
+    expect(said[0]).toContain('more than config.selfEditLimits.maxNodeChars (20000)');
     expect(graph.version).toBe(0);
     expect(saveState(state).length).toBeLessThan(100_000);
   });
@@ -52,7 +52,7 @@ describe('self-edits that would make the graph too large', () => {
     );
     graph.config.selfEditLimits.maxGraphChars = 50_000;
     const { said } = await converse(graph, noScript, [undefined], { selfReferential: true });
-    expect(said[0]).toContain('more than selfEditLimits.maxGraphChars (50000)');
+    expect(said[0]).toContain('more than config.selfEditLimits.maxGraphChars (50000)');
     expect(graph.version).toBe(3);
   });
 

@@ -297,7 +297,7 @@ describe('the self API inside the sandbox', () => {
     enable({ selfEditLimits: { ...DEFAULT_SELF_EDIT_LIMITS, editsPerTurn: 20, maxNodes: 4 } });
     await run("self.addNode({ name: 'fourth', action: 'chat', transitions: ['edit'] })");
     expect(await refusal("self.addNode({ name: 'fifth', action: 'chat', transitions: ['edit'] })")).toMatch(
-      /the graph already has 4 nodes \(selfEditLimits\.maxNodes is 4\)/,
+      /the graph already has 4 nodes \(config\.selfEditLimits\.maxNodes is 4\)/,
     );
     expect(graph.nodes()).toHaveLength(4);
   });
