@@ -81,6 +81,8 @@ export interface RunState {
   submitted: boolean;
   /** A `quit` transition ended the conversation. */
   ended: boolean;
+  /** The last run stopped at this error: the agent will not answer, so the reply line stays closed. */
+  failure?: { message: string; node?: string };
   tokens: { prompt: number; completion: number };
   /** Estimated cost in US dollars of the calls whose model has a known price. */
   cost: number;
@@ -155,6 +157,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
         version: event.version,
         ...(state.started ? {} : { started: true, startedAt: action.at }),
         working: true,
+        failure: undefined,
       };
     case 'node.entered':
       return {
@@ -255,6 +258,8 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
         errorCount: state.errorCount + 1,
         working: false,
         submitted: false,
+        // The interpreter reports an error as its run fails (engine/interpreter.ts, #guarded).
+        failure: { message: event.message, ...(event.node !== undefined ? { node: event.node } : {}) },
       };
     }
   }

@@ -2,13 +2,17 @@
  * Holds the run state outside React and subscribes to the bus as soon as it is created, so no event
  * emitted between mounting the UI and React's first effect is lost.
  */
+import type { ConversationState } from '../engine/state.js';
 import type { AgentEvent, EventBus } from '../events.js';
 import type { GraphView } from '../graph/view.js';
+import { resumedRun } from './resume.js';
 import { initialRunState, reduceRunState, type RunAction, type RunState } from './run-state.js';
 
 export interface RunStoreOptions {
   /** The clock for elapsed time; tests pass a fixed one. */
   now?: () => number;
+  /** A conversation saved earlier that this run goes on with: its transcript and current node show at once. */
+  resumed?: ConversationState;
 }
 
 /** A tiny external store in the shape `useSyncExternalStore` expects. */
@@ -32,10 +36,10 @@ export function createRunStore(
 ): RunStore {
   const now = options.now ?? Date.now;
   const names = (): string[] => graph?.nodes().map((n) => n.name) ?? [];
-  let state = initialRunState(
-    { name: graph?.name ?? '', version: graph?.version ?? 0, names: names() },
-    now(),
-  );
+  let state: RunState = {
+    ...initialRunState({ name: graph?.name ?? '', version: graph?.version ?? 0, names: names() }, now()),
+    ...(options.resumed ? resumedRun(options.resumed) : {}),
+  };
   const listeners = new Set<() => void>();
   const dispatch = (action: RunAction): void => {
     const next = reduceRunState(state, action);

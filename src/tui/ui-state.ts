@@ -1,7 +1,7 @@
 /**
  * What the user has done to the view (focus, selection, scroll, folds, the draft reply) and how keys
- * change it. A pure function of (state, key, context) so every binding is testable without a terminal;
- * `use-keyboard.ts` performs the two effects a key can have: submitting and quitting.
+ * and pastes change it. Pure functions of (state, input, context) so every binding is testable without
+ * a terminal; `use-keyboard.ts` performs the two effects a key can have: submitting and quitting.
  */
 import type { Key } from 'ink';
 
@@ -59,8 +59,58 @@ export function selectedNode(ui: UiState, ctx: Pick<KeyContext, 'order' | 'curre
   return ctx.current ?? ctx.order[0];
 }
 
+/**
+ * Applies what one read of the terminal delivered. Keys typed faster than the terminal is read arrive
+ * as one input, and Ink parses only the whole of it as a key, so two Tabs would be no key at all. A
+ * paste comes separately (see {@link handlePaste}), so a Tab here was pressed: the input is split at
+ * each Tab and the pieces are applied in turn, each Tab moving focus once. Stops at a quit.
+ */
+export function handleInput(
+  ui: UiState,
+  input: string,
+  key: Key,
+  ctx: KeyContext,
+): { ui: UiState; effects: NonNullable<KeyEffect>[] } {
+  const presses: [string, Key][] =
+    input.length > 1 && input.includes('\t')
+      ? input
+          .split(/(\t)/)
+          .filter((piece) => piece !== '')
+          .map((piece) => pressOf(piece, key))
+      : [[input, key]];
+  const effects: NonNullable<KeyEffect>[] = [];
+  let state = ui;
+  let context = ctx;
+  for (const [text, pressed] of presses) {
+    const { ui: next, effect } = handleKey(state, text, pressed, context);
+    state = next;
+    if (!effect) continue;
+    effects.push(effect);
+    if (effect.kind === 'quit') break;
+    // The reply is handed over: the rest of the keys must not type into a line that is now closed.
+    context = { ...context, inputEnabled: false };
+  }
+  return { ui: state, effects };
+}
+
+/** A piece of a split input as the key it is: a Tab, an Enter, or text typed ahead. */
+function pressOf(piece: string, key: Key): [string, Key] {
+  if (piece === '\t') return ['', { ...key, tab: true }];
+  if (piece === '\r' || piece === '\n') return ['', { ...key, return: true }];
+  return [piece, key];
+}
+
+/**
+ * Applies pasted text: it goes into the reply line as it is, its line breaks and Tabs as spaces, and
+ * sends nothing (a paste that ends in a newline is still waiting for Enter).
+ */
+export function handlePaste(ui: UiState, text: string, ctx: KeyContext): UiState {
+  if (ui.help || ui.focus !== 'input' || !ctx.inputEnabled) return ui;
+  return { ...ui, draft: ui.draft + printable(text.replace(/\r\n|[\r\n\t]/g, ' ')) };
+}
+
 /** Applies one key press. */
-export function handleKey(
+function handleKey(
   ui: UiState,
   input: string,
   key: Key,
@@ -106,14 +156,16 @@ function editDraft(ui: UiState, input: string, key: Key): { ui: UiState; effect?
   if (key.ctrl || key.meta || key.escape || !input) return { ui };
   // Keys typed faster than they are read arrive as one input, Enter included: a trailing Enter submits.
   const submits = input.length > 1 && /[\r\n]$/.test(input);
-  // Line breaks elsewhere (a pasted paragraph) become spaces; other control characters (several Tabs
-  // read at once) would be invisible in the line, so they are dropped.
-  const text = (submits ? input.replace(/[\r\n]+$/, '') : input)
-    .replace(/\r\n|\r|\n/g, ' ')
-    // eslint-disable-next-line no-control-regex -- control characters are what this removes
-    .replace(/[\u0000-\u001F\u007F]/g, '');
+  // Line breaks elsewhere (a paste on a terminal without bracketed paste) become spaces.
+  const text = printable((submits ? input.replace(/[\r\n]+$/, '') : input).replace(/\r\n|\r|\n/g, ' '));
   const next = { ...ui, draft: ui.draft + text };
   return submits ? editDraft(next, '', { ...key, return: true }) : { ui: next };
+}
+
+/** `text` without control characters, which would be invisible in the reply line. */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this removes
+  return text.replace(/[\u0000-\u001F\u007F]/g, '');
 }
 
 function moveHistory(ui: UiState, key: Key, length: number): UiState {

@@ -1,6 +1,13 @@
-import { useApp, useInput, useStdin } from 'ink';
+import { useApp, useInput, usePaste, useStdin } from 'ink';
 import { useRef, useState } from 'react';
-import { handleKey, initialUiState, type KeyContext, type UiState } from './ui-state.js';
+import {
+  handleInput,
+  handlePaste,
+  initialUiState,
+  type KeyContext,
+  type KeyEffect,
+  type UiState,
+} from './ui-state.js';
 
 /** What a layout hands the keyboard: the context keys are read in, and the two effects. */
 export interface KeyboardOptions {
@@ -11,8 +18,8 @@ export interface KeyboardOptions {
 }
 
 /**
- * The view state driven by keys. Keys are read only where stdin supports raw mode; elsewhere (a pipe)
- * the view still follows the run, it just cannot be steered.
+ * The view state driven by keys and pastes. Keys are read only where stdin supports raw mode;
+ * elsewhere (a pipe) the view still follows the run, it just cannot be steered.
  */
 export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiState {
   const { exit } = useApp();
@@ -21,20 +28,28 @@ export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiS
   // state the previous one left, not the state of the last render.
   const latest = useRef(ui);
   const { isRawModeSupported } = useStdin();
+  const update = (next: UiState) => {
+    latest.current = next;
+    setUi(next);
+  };
+  const perform = (effect: NonNullable<KeyEffect>) => {
+    if (effect.kind === 'submit') onSubmit?.(effect.text);
+    if (effect.kind === 'quit') {
+      // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which
+      // may save and exit the process at once, gets control.
+      exit();
+      onQuit();
+    }
+  };
   useInput(
     (input, key) => {
-      const { ui: next, effect } = handleKey(latest.current, input, key, context);
-      latest.current = next;
-      setUi(next);
-      if (effect?.kind === 'submit') onSubmit?.(effect.text);
-      if (effect?.kind === 'quit') {
-        // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which
-        // may save and exit the process at once, gets control.
-        exit();
-        onQuit();
-      }
+      const { ui: next, effects } = handleInput(latest.current, input, key, context);
+      update(next);
+      effects.forEach(perform);
     },
     { isActive: isRawModeSupported },
   );
+  // With a paste on its own channel (bracketed paste), a Tab in typed input is a key press.
+  usePaste((text) => update(handlePaste(latest.current, text, context)), { isActive: isRawModeSupported });
   return ui;
 }

@@ -1,4 +1,5 @@
 /** Shared fixtures for the TUI tests: graphs, edits as the interpreter reports them, frame helpers. */
+import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import type { ReactElement } from 'react';
@@ -161,4 +162,40 @@ export const SIZE = { rows: 30, columns: 100 } as const;
 /** Model usage for a `model.call` event. */
 export function usage(promptTokens: number, completionTokens: number) {
   return { promptTokens, completionTokens };
+}
+
+/** Just enough of a TTY for Ink: it writes frames here and reads keys from the input side. */
+export class FakeTerminal extends EventEmitter {
+  readonly isTTY = true;
+  columns = 100;
+  rows = 24;
+  output = '';
+  write = (chunk: string, callback?: () => void): boolean => {
+    this.output += chunk;
+    callback?.();
+    return true;
+  };
+}
+
+/** The input side of a TTY: `type` delivers its text as one read. */
+export class FakeKeyboard extends EventEmitter {
+  readonly isTTY = true;
+  #pending: string | null = null;
+  setRawMode(): this {
+    return this;
+  }
+  setEncoding(): void {}
+  ref(): void {}
+  unref(): void {}
+  resume(): void {}
+  pause(): void {}
+  read(): string | null {
+    const data = this.#pending;
+    this.#pending = null;
+    return data;
+  }
+  type(data: string): void {
+    this.#pending = data;
+    this.emit('readable');
+  }
 }

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
@@ -7,7 +6,18 @@ import { App } from '../../src/tui/App.js';
 import type { TerminalSize } from '../../src/tui/layout-size.js';
 import { renderChatUI } from '../../src/tui/render.js';
 import { monoTheme } from '../../src/tui/theme.js';
-import { KEY, SIZE, chainGraph, eventBus, mount, mountChat, settle, supportGraph } from './helpers.js';
+import {
+  FakeKeyboard,
+  FakeTerminal,
+  KEY,
+  SIZE,
+  chainGraph,
+  eventBus,
+  mount,
+  mountChat,
+  settle,
+  supportGraph,
+} from './helpers.js';
 
 afterEach(cleanup);
 
@@ -53,6 +63,28 @@ describe('keys', () => {
     expect(focused()).toBe('reply line');
     await ui.press(KEY.shiftTab);
     expect(focused()).toBe('Node');
+  });
+
+  it('moves focus once for each Tab, when several arrive in one read', async () => {
+    const ui = chat();
+    await ui.press(KEY.tab + KEY.tab);
+    expect(ui.frame()).toContain('▸ Node');
+    // Back on the reply line, the q typed in the same read is a letter, not the quit key.
+    await ui.press(`${KEY.tab}q`);
+    expect(ui.frame()).toContain('› q█');
+    expect(ui.onQuit).not.toHaveBeenCalled();
+  });
+
+  it('names the keys that work where the focus is: Tab out of the reply line, then ? and q', async () => {
+    const ui = chat();
+    await ui.emit({ type: 'reply', node: 'start1', text: 'Hello! How can I help?' });
+    expect(ui.frame()).toContain('· waiting for your reply · Enter: send · Tab: panels, where ?: help');
+    await ui.press('?');
+    expect(ui.frame()).toContain('› ?█');
+    await ui.press(KEY.backspace, KEY.tab);
+    expect(ui.frame()).toContain('· waiting for your reply · Tab: panels · ?: help · q: quit');
+    await ui.press('?');
+    expect(ui.frame()).toContain('Keys');
   });
 
   it('opens the selected node in the inspector with Enter', async () => {
@@ -158,41 +190,6 @@ describe('a terminal that changes height, with nothing to print again', () => {
     instance.unmount();
   });
 });
-
-/** Just enough of a TTY for Ink: it writes frames here and reads keys from the input side. */
-class FakeTerminal extends EventEmitter {
-  readonly isTTY = true;
-  columns = 100;
-  rows = 24;
-  output = '';
-  write = (chunk: string, callback?: () => void): boolean => {
-    this.output += chunk;
-    callback?.();
-    return true;
-  };
-}
-
-class FakeKeyboard extends EventEmitter {
-  readonly isTTY = true;
-  #pending: string | null = null;
-  setRawMode(): this {
-    return this;
-  }
-  setEncoding(): void {}
-  ref(): void {}
-  unref(): void {}
-  resume(): void {}
-  pause(): void {}
-  read(): string | null {
-    const data = this.#pending;
-    this.#pending = null;
-    return data;
-  }
-  type(data: string): void {
-    this.#pending = data;
-    this.emit('readable');
-  }
-}
 
 describe('renderChatUI', () => {
   it('mounts on the given terminal, draws the live view, and unmounts after calling onQuit on Ctrl+C', async () => {

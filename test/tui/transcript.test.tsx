@@ -1,7 +1,9 @@
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { KEY, mountChat } from './helpers.js';
+import { FakeKeyboard, FakeTerminal, KEY, eventBus, mountChat, settle, supportGraph } from './helpers.js';
 import type { AgentEvent } from '../../src/events.js';
+import { renderChatUI } from '../../src/tui/render.js';
 
 afterEach(cleanup);
 
@@ -62,6 +64,51 @@ describe('Transcript', () => {
     expect(ui.frame()).toContain('Ava › Anything else?\n  ▾ 1 decision\n    answer → start1');
   });
 
+  it('folds and unfolds with t the decisions of replies already printed, printing each again once', async () => {
+    const stdout = new FakeTerminal();
+    const stdin = new FakeKeyboard();
+    const { bus } = eventBus();
+    const instance = renderChatUI({
+      bus,
+      graph: supportGraph(),
+      onSubmit: vi.fn(),
+      onQuit: vi.fn(),
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      stdin: stdin as unknown as NodeJS.ReadStream,
+      patchConsole: false,
+    });
+    for (const event of [
+      { type: 'user', text: 'My bill is wrong.' },
+      choseBilling,
+      { type: 'transition', from: 'billing', to: 'answer', kind: 'single' },
+      { type: 'reply', node: 'answer', text: 'Let me check your invoice.' },
+    ] satisfies AgentEvent[])
+      bus.emit(event);
+    await settle();
+    // The screen as the last redraw left it: what the terminal shows from its last erase on.
+    const screen = () =>
+      stripVTControlCharacters(stdout.output.slice(stdout.output.lastIndexOf('\u001B[H\u001B[J')));
+
+    stdin.type(KEY.tab);
+    await settle();
+    stdin.type('t');
+    await vi.waitFor(() =>
+      expect(screen()).toContain(
+        'Ava › Let me check your invoice.\n  ▾ 2 decisions\n    start1 → billing  (choice · chose A) a question about a bill',
+      ),
+    );
+    expect(screen().match(/Let me check your invoice/g)).toHaveLength(1);
+
+    stdin.type('t');
+    await vi.waitFor(() =>
+      expect(screen()).toContain(
+        'Ava › Let me check your invoice.\n  ▸ 2 decisions · last: billing → answer',
+      ),
+    );
+    expect(screen().match(/Let me check your invoice/g)).toHaveLength(1);
+    instance.unmount();
+  });
+
   it('lists thoughts with the text the thought node streamed', async () => {
     const ui = chat();
     await ui.press(KEY.tab, 't');
@@ -86,6 +133,22 @@ describe('Transcript', () => {
       { type: 'reply', node: 'answer', text: 'Your invoice is 42.' },
     );
     expect(ui.frame()).toContain('    billing printed: invoice total 42');
+  });
+
+  it('shows the error a run stopped at in place of waiting for a reply, and closes the reply line', async () => {
+    const onSubmit = vi.fn();
+    const ui = chat(onSubmit);
+    await ui.emit(
+      { type: 'reply', node: 'start1', text: 'Hello! How can I help?' },
+      { type: 'user', text: 'My bill is wrong.' },
+      { type: 'node.entered', node: 'answer', action: 'chat', depth: 0 },
+      { type: 'error', message: 'the model server answered 500', node: 'answer' },
+    );
+    expect(ui.frame()).toContain('✗ stopped by an error at node answer: the model server answered 500');
+    expect(ui.frame()).not.toContain('waiting for your reply');
+    expect(ui.frame()).toContain('› the run stopped at an error');
+    await ui.press('more', KEY.enter);
+    expect(onSubmit).not.toHaveBeenCalled();
   });
 
   it('streams the reply in progress and prints errors with their node', async () => {
@@ -119,8 +182,18 @@ describe('reply line', () => {
   it('submits keys typed ahead of the terminal read, Enter included, dropping control characters', async () => {
     const onSubmit = vi.fn();
     const ui = chat(onSubmit);
-    await ui.press('my\t\tbill\r');
-    expect(onSubmit).toHaveBeenCalledWith('mybill');
+    await ui.press('my\u0007 bill\r');
+    expect(onSubmit).toHaveBeenCalledWith('my bill');
+  });
+
+  it('takes a paste as text, its Tabs and line breaks as spaces, and waits for Enter to send it', async () => {
+    const onSubmit = vi.fn();
+    const ui = chat(onSubmit);
+    await ui.press('\u001B[200~my\tbill\nis wrong\n\u001B[201~');
+    expect(ui.frame()).toContain('› my bill is wrong █');
+    expect(onSubmit).not.toHaveBeenCalled();
+    await ui.press(KEY.enter);
+    expect(onSubmit).toHaveBeenCalledWith('my bill is wrong');
   });
 
   it('is disabled while the agent works and after the conversation ends', async () => {

@@ -106,6 +106,8 @@ async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise
     scripted: chatbot.scripted,
     // A graph the agent can edit gets the History panel.
     ...(agent.graph instanceof VersionedGraph ? { history: agent.graph } : {}),
+    // A resumed conversation shows its earlier turns and where it stands before the user types.
+    ...(agent.saved ? { resumed: agent.saved } : {}),
     onSubmit: run,
     onQuit: () => (answering ? process.exit(130) : void saved.then(finish)),
   });

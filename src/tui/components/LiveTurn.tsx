@@ -1,8 +1,8 @@
 import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import { memo } from 'react';
-import type { ReplyInProgress } from '../run-state.js';
-import { tailLines } from '../text.js';
+import type { ReplyInProgress, RunState } from '../run-state.js';
+import { oneLine, tailLines } from '../text.js';
 import { useTheme } from '../theme.js';
 import { Decisions } from './Transcript.js';
 
@@ -10,6 +10,9 @@ export interface LiveTurnProps {
   turn: ReplyInProgress;
   working: boolean;
   ended: boolean;
+  failure?: RunState['failure'];
+  /** The reply line has focus and takes text, so letters type instead of acting as keys. */
+  typing: boolean;
   current?: string;
   agent: string;
   showDecisions: boolean;
@@ -23,7 +26,7 @@ export interface LiveTurnProps {
  * text it is streaming. Once the reply arrives it moves to the transcript and this region empties.
  */
 export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
-  const { turn, working, ended, current, agent, showDecisions, height, width } = props;
+  const { turn, working, current, agent, showDecisions, height, width } = props;
   const theme = useTheme();
   const decisionLines =
     turn.decisions.length === 0 ? 0 : showDecisions ? 1 + Math.min(turn.decisions.length, 3) : 1;
@@ -39,9 +42,11 @@ export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
           </Text>
           {` ${agent} is working${current !== undefined ? ` · at ${current}` : ''}${turn.thinking ? ' · thinking' : ''}`}
         </Text>
+      ) : props.failure ? (
+        <Text {...theme.error}>{oneLine(failureText(props.failure), width)}</Text>
       ) : (
         <Text {...theme.muted} wrap="truncate-end">
-          {ended ? '■ conversation ended · q quits' : `· waiting for your reply · Tab: panels · ?: help`}
+          {idleText(props)}
         </Text>
       )}
       <Decisions
@@ -61,3 +66,16 @@ export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
     </Box>
   );
 });
+
+/** The error the run stopped at; no reply will come, so nothing here says to wait for one. */
+function failureText({ message, node }: NonNullable<RunState['failure']>): string {
+  return `✗ stopped by an error${node !== undefined ? ` at node ${node}` : ''}: ${message}`;
+}
+
+/** What the agent waits for, and the keys that work from where the focus is. */
+function idleText({ ended, typing }: Pick<LiveTurnProps, 'ended' | 'typing'>): string {
+  if (ended) return '■ conversation ended · q quits';
+  // `?` and `q` type themselves into the reply line: Tab leaves it for the panels, where they are keys.
+  if (typing) return '· waiting for your reply · Enter: send · Tab: panels, where ?: help';
+  return '· waiting for your reply · Tab: panels · ?: help · q: quit';
+}

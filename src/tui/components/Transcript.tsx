@@ -13,7 +13,7 @@ export interface Speakers {
 export interface TranscriptProps {
   entries: TranscriptEntry[];
   speakers: Speakers;
-  /** Whether replies committed from now on list their decisions or fold them to one line. */
+  /** Whether replies list their decisions or fold them to one line. */
   showDecisions: boolean;
   width: number;
   /** Terminal rows above the live region: what a redraw after a resize may fill without scrolling. */
@@ -25,29 +25,32 @@ const ERASE_SCREEN = '\u001B[H\u001B[J';
 
 /**
  * Finished messages, printed once above the live region through `<Static>`: they become terminal
- * scrollback and are never redrawn. Scrollback cannot change, so `t` unfolds decisions for replies
- * printed after it is pressed (and for the turn in progress), not for ones already printed.
+ * scrollback and are never redrawn, except in two cases where what is on screen must change.
  *
- * A resize is the exception. The terminal rewraps what is on screen (a new width) or moves it (a new
- * height), Ink's frame among it, so Ink can no longer erase its last frame exactly and pieces of it
- * would stay behind. The screen (not the scrollback) is erased and the last messages that fit above the
- * live region are printed again, at the new size: nothing scrolls, so the scrollback gets no copies.
+ * A resize: the terminal rewraps what is on screen (a new width) or moves it (a new height), Ink's
+ * frame among it, so Ink can no longer erase its last frame exactly and pieces of it would stay
+ * behind. `t`: the replies on screen must fold or unfold their decisions, not only the ones to come.
+ *
+ * Either way the screen (not the scrollback) is erased and the messages that were on it are printed
+ * again, at the new size and folding: nothing that was on screen is lost, and the scrollback gets no
+ * copies. Replies that had scrolled into the scrollback before stay as they were printed.
  */
 export function Transcript({ entries, speakers, showDecisions, width, room }: TranscriptProps) {
   // Ink's own write: it takes its frame off, writes, and draws the frame again whole, so the erase
   // leaves Ink knowing what is on screen (a plain write would leave it redrawing only changed lines).
   const { write } = useStdout();
   const [redraw, setRedraw] = useState({ count: 0, from: 0 });
-  const size = `${width}x${room}`;
-  const drawnAt = useRef(size);
+  const look = `${width}x${room}:${showDecisions ? 'open' : 'folded'}`;
+  const drawn = useRef({ look, showDecisions });
   useEffect(() => {
-    if (size === drawnAt.current) return;
-    drawnAt.current = size;
+    if (look === drawn.current.look) return;
+    // The messages on screen are those that fit at the new size as they were drawn (folded or not).
+    const from = tailThatFits(entries, { width, room, showDecisions: drawn.current.showDecisions, speakers });
+    drawn.current = { look, showDecisions };
     write(ERASE_SCREEN);
-    const from = tailThatFits(entries, { width, room, showDecisions, speakers });
     setRedraw((last) => ({ count: last.count + 1, from }));
-    // Only a new size redraws; the rest is read as it is then.
-  }, [size]);
+    // Only a new size or folding redraws; the rest is read as it is then.
+  }, [look]);
   return (
     // A new key mounts a new <Static>, which prints all its items again.
     <Static key={redraw.count} items={redraw.from > 0 ? entries.slice(redraw.from) : entries}>

@@ -1,5 +1,6 @@
 import { Box } from 'ink';
 import { useCallback, useMemo } from 'react';
+import type { ConversationState } from '../../engine/state.js';
 import type { EventBus } from '../../events.js';
 import type { GraphView } from '../../graph/view.js';
 import { GraphPanel, runGraph } from '../components/GraphPanel.js';
@@ -14,6 +15,7 @@ import { versionRange } from '../format.js';
 import { layoutGraph } from '../graph-layout.js';
 import { chatHeights, splitColumns, useTerminalSize, type TerminalSize } from '../layout-size.js';
 import { nodeMarks } from '../marks.js';
+import type { RunState } from '../run-state.js';
 import { selectedNode, type Panel } from '../ui-state.js';
 import { useElapsed } from '../use-elapsed.js';
 import { useKeyboard } from '../use-keyboard.js';
@@ -28,6 +30,8 @@ export interface ChatLayoutProps {
   onSubmit: (text: string) => void;
   /** Called on `q` or Ctrl+C once the view has unmounted; the caller saves the conversation. */
   onQuit: () => void;
+  /** A conversation saved by an earlier session: its transcript and current node show from the start. */
+  resumed?: ConversationState;
   /** The graph's edit history (a `VersionedGraph`); adds the History panel. */
   history?: EditHistory;
   /** The chatbot model, shown until the first model call names it. */
@@ -46,7 +50,7 @@ export function ChatLayout(props: ChatLayoutProps) {
   // The graph object is edited in place; its version (from the events) says when to lay it out again.
   const layout = useMemo(() => layoutGraph(graph), [graph, state.version]);
   const records = useMemo(() => (history ? [...history.history()].reverse() : []), [history, state.version]);
-  const inputEnabled = !state.working && !state.submitted && !state.ended;
+  const inputEnabled = !state.working && !state.submitted && !state.ended && !state.failure;
   const panels: Panel[] = history
     ? ['input', 'graph', 'inspector', 'history']
     : ['input', 'graph', 'inspector'];
@@ -126,6 +130,8 @@ export function ChatLayout(props: ChatLayoutProps) {
             turn={state.turn}
             working={state.working}
             ended={state.ended}
+            failure={state.failure}
+            typing={inputEnabled && ui.focus === 'input'}
             current={state.current}
             agent={speakers.agent}
             showDecisions={ui.showDecisions}
@@ -139,8 +145,14 @@ export function ChatLayout(props: ChatLayoutProps) {
         value={ui.draft}
         enabled={inputEnabled}
         focused={ui.focus === 'input'}
-        reason={state.ended ? 'the conversation has ended' : `${speakers.agent} is working…`}
+        reason={closedBecause(state, speakers.agent)}
       />
     </Box>
   );
+}
+
+/** Why the reply line takes no text. */
+function closedBecause(state: RunState, agent: string): string {
+  if (state.failure) return 'the run stopped at an error';
+  return state.ended ? 'the conversation has ended' : `${agent} is working…`;
 }
