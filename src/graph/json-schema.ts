@@ -38,7 +38,7 @@ function packageRoot(): string {
     const manifest = join(dir, 'package.json');
     if (
       existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'meta-agent'
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'meta-agent-autograms'
     )
       return dir;
     const parent = dirname(dir);
