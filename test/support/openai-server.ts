@@ -125,6 +125,8 @@ export interface OpenAIServerOptions {
   sendUsage?: boolean;
   /** Wait this long before every chat and embedding answer. */
   latencyMs?: number;
+  /** Wait this long before answering GET /v1/models (`latencyMs` does not apply to it). */
+  modelsDelayMs?: number;
   /** How embeddings are encoded: as the request asks (default), or always one way. */
   embeddingEncoding?: 'as-requested' | 'float' | 'base64';
   /** Length of embedding vectors. Default 8. */
@@ -197,6 +199,8 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       return sendFault(res, { fault: 'unauthorized' });
     }
     if (req.method === 'GET' && path === '/v1/models') {
+      await sleep(options.modelsDelayMs ?? 0);
+      if (res.destroyed) return;
       return sendJson(res, 200, {
         object: 'list',
         data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'test-server' })),

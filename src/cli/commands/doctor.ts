@@ -1,8 +1,8 @@
 /**
  * `meta-agent doctor`: checks what meta-agent needs, one line each with the fix when something is
  * wrong: Node, the isolated-vm sandbox, Graphviz, the model configuration, each endpoint and its
- * models, and a one-token classification round trip. Exit 0 when all is well, 1 when a check failed,
- * 2 when no model is configured at all.
+ * models, and a one-token classification whose answer doctor knows. Exit 0 when no check failed
+ * (warnings allowed), 1 when one did, 2 when no model is configured at all.
  */
 import type { Command } from 'commander';
 import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
@@ -14,7 +14,12 @@ Examples:
   $ meta-agent doctor --base-url http://127.0.0.1:11434/v1   check an Ollama server
   $ meta-agent doctor --model gpt-4o --classifier-model gpt-4o-mini
 
-Exit status: 0 every check passed, 1 a check failed, 2 no model is configured.
+The classifier is asked which of three words is a colour, twice, the choices reordered in between: it
+passes only when it is right both times. Doctor waits 5 s for a server's model list and 60 s for an
+answer; META_AGENT_TIMEOUT_MS (milliseconds) sets both.
+
+Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 no model is configured, or
+META_AGENT_TIMEOUT_MS is not a number.
 ${MODEL_OPTIONS_HELP}`;
 
 /** Registers `doctor`. */

@@ -1,0 +1,60 @@
+/** The checks of what meta-agent needs on this machine, whatever the model: Node, the sandbox, Graphviz. */
+import { instance } from '@viz-js/viz';
+import type ivm from 'isolated-vm';
+import { isolatedVm } from '../../sandbox/isolated-vm.js';
+import type { Check } from './check.js';
+
+/** Node 22.12 or newer. */
+export function checkNode(): Check {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const ok = major > 22 || (major === 22 && minor >= 12);
+  return ok
+    ? { status: 'ok', name: 'node', detail: `Node ${process.version}` }
+    : {
+        status: 'fail',
+        name: 'node',
+        detail: `Node ${process.version} is too old`,
+        fix: 'install Node 22.12 or newer (24 recommended)',
+      };
+}
+
+/** isolated-vm loads and runs code, as code nodes need. */
+export function checkSandbox(): Check {
+  let isolate: ivm.Isolate | undefined;
+  try {
+    isolate = new (isolatedVm().Isolate)({ memoryLimit: 16 });
+    const result: unknown = isolate.createContextSync().evalSync('1 + 1');
+    if (result !== 2) throw new Error(`1 + 1 gave ${String(result)}`);
+    return { status: 'ok', name: 'sandbox', detail: 'isolated-vm runs code (1 + 1 = 2)' };
+  } catch (error) {
+    return {
+      status: 'fail',
+      name: 'sandbox',
+      detail: `isolated-vm does not work: ${firstLine(error)}`,
+      fix: 'run node with --no-node-snapshot (bin/meta-agent.js does), and `npm rebuild isolated-vm`',
+    };
+  } finally {
+    isolate?.dispose();
+  }
+}
+
+/** Graphviz (WASM) renders DOT, as `design` and `export` need for SVG and HTML. */
+export async function checkGraphviz(): Promise<Check> {
+  try {
+    const svg = (await instance()).renderString('digraph { a -> b }', { format: 'svg' });
+    if (!svg.includes('<svg')) throw new Error('the output is not SVG');
+    return { status: 'ok', name: 'graphviz', detail: 'Graphviz (WASM) renders DOT to SVG' };
+  } catch (error) {
+    return {
+      status: 'fail',
+      name: 'graphviz',
+      detail: `Graphviz does not load: ${firstLine(error)}`,
+      fix: 'reinstall dependencies (`npm ci`); @viz-js/viz must be present',
+    };
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n', 1)[0] ?? '';
+}
