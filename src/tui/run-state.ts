@@ -81,8 +81,8 @@ export interface RunState {
   submitted: boolean;
   /** A `quit` transition ended the conversation. */
   ended: boolean;
-  /** The last run stopped at this error: the agent will not answer, so the reply line stays closed. */
-  failure?: { message: string; node?: string };
+  /** The error the last run stopped at: the agent will not answer, so the reply line stays closed. */
+  failure?: string;
   tokens: { prompt: number; completion: number };
   /** Estimated cost in US dollars of the calls whose model has a known price. */
   cost: number;
@@ -259,7 +259,7 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
         working: false,
         submitted: false,
         // The interpreter reports an error as its run fails (engine/interpreter.ts, #guarded).
-        failure: { message: event.message, ...(event.node !== undefined ? { node: event.node } : {}) },
+        failure: event.message,
       };
     }
   }

@@ -1,20 +1,17 @@
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStateFile } from '../../src/cli/state-file.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { splitColumns } from '../../src/tui/layout-size.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
-import { TmuxSession, hasTmux } from './tmux.js';
+import { chatCommand, checkCanRun, cliEnv, root } from './chat-cli.js';
+import { TmuxSession } from './tmux.js';
 
 // The real built CLI (`npm run build` first) in a real terminal: tmux runs `meta-agent chat` on the
 // Appendix H agent in self-referential mode, keys go in with send-keys and the screen is read back.
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const builtMain = join(root, 'dist/src/cli/main.js');
 const artifact = join(root, 'test-artifacts/tui-tmux.txt');
 const AGENT = 'meta/self-referential.autogram.json';
 const SIZE = { columns: 160, rows: 48 };
@@ -75,34 +72,13 @@ function addedRow(panel: string[], name: string): string | undefined {
   return panel.find((line) => line.includes(` ${name} chat  → dynamic_node`));
 }
 
-/**
- * The environment of the CLI: the caller's, less its model settings, in a colour terminal, with `CI`
- * set as CI runners set it (Ink stops drawing live frames there unless told the terminal is interactive).
- */
-function cliEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (
-      value !== undefined &&
-      !/^(OPENAI_|META_AGENT_|TMUX|NO_COLOR$|FORCE_COLOR$|CI$|CONTINUOUS_INTEGRATION$)/.test(name)
-    )
-      env[name] = value;
-  }
-  return { ...env, TERM: 'xterm-256color', CI: 'true' };
-}
-
 describe('meta-agent chat in a terminal (tmux)', () => {
   let server: OpenAIServer;
   let dir: string;
   let tmux: TmuxSession | undefined;
 
   beforeAll(async () => {
-    if (!existsSync(builtMain))
-      throw new Error(`the CLI is not built (${builtMain} is missing): run \`npm run build\` first`);
-    if (!(await hasTmux()))
-      throw new Error(
-        'tmux is not installed: install it (apt-get install tmux; .ci/run does) to run this test',
-      );
+    await checkCanRun();
     server = await startOpenAIServer({ reply: answer });
     dir = await mkdtemp(join(tmpdir(), 'meta-agent-tui-'));
   });
@@ -116,11 +92,7 @@ describe('meta-agent chat in a terminal (tmux)', () => {
   it('grows the graph by one node per typed reply, shown in the status bar and the graph panel', async () => {
     const statePath = join(dir, 'state.json');
     tmux = await TmuxSession.start({
-      command: [
-        process.execPath,
-        '--no-node-snapshot',
-        join(root, 'bin/meta-agent.js'),
-        'chat',
+      command: chatCommand([
         AGENT,
         '--self-referential',
         '--base-url',
@@ -129,7 +101,7 @@ describe('meta-agent chat in a terminal (tmux)', () => {
         'test-model',
         '--state',
         statePath,
-      ],
+      ]),
       cwd: root,
       env: cliEnv(),
       size: SIZE,

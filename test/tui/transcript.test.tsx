@@ -144,7 +144,7 @@ describe('Transcript', () => {
       { type: 'node.entered', node: 'answer', action: 'chat', depth: 0 },
       { type: 'error', message: 'the model server answered 500', node: 'answer' },
     );
-    expect(ui.frame()).toContain('✗ stopped by an error at node answer: the model server answered 500');
+    expect(ui.frame()).toContain('✗ stopped by an error: the model server answered 500');
     expect(ui.frame()).not.toContain('waiting for your reply');
     expect(ui.frame()).toContain('› the run stopped at an error');
     await ui.press('more', KEY.enter);

@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import { memo } from 'react';
-import type { ReplyInProgress, RunState } from '../run-state.js';
+import type { ReplyInProgress } from '../run-state.js';
 import { oneLine, tailLines } from '../text.js';
 import { useTheme } from '../theme.js';
 import { Decisions } from './Transcript.js';
@@ -10,7 +10,8 @@ export interface LiveTurnProps {
   turn: ReplyInProgress;
   working: boolean;
   ended: boolean;
-  failure?: RunState['failure'];
+  /** The error the run stopped at: no reply will come, so nothing here says to wait for one. */
+  failure?: string;
   /** The reply line has focus and takes text, so letters type instead of acting as keys. */
   typing: boolean;
   current?: string;
@@ -43,7 +44,7 @@ export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
           {` ${agent} is working${current !== undefined ? ` · at ${current}` : ''}${turn.thinking ? ' · thinking' : ''}`}
         </Text>
       ) : props.failure ? (
-        <Text {...theme.error}>{oneLine(failureText(props.failure), width)}</Text>
+        <Text {...theme.error}>{oneLine(`✗ stopped by an error: ${props.failure}`, width)}</Text>
       ) : (
         <Text {...theme.muted} wrap="truncate-end">
           {idleText(props)}
@@ -66,11 +67,6 @@ export const LiveTurn = memo(function LiveTurn(props: LiveTurnProps) {
     </Box>
   );
 });
-
-/** The error the run stopped at; no reply will come, so nothing here says to wait for one. */
-function failureText({ message, node }: NonNullable<RunState['failure']>): string {
-  return `✗ stopped by an error${node !== undefined ? ` at node ${node}` : ''}: ${message}`;
-}
 
 /** What the agent waits for, and the keys that work from where the focus is. */
 function idleText({ ended, typing }: Pick<LiveTurnProps, 'ended' | 'typing'>): string {
