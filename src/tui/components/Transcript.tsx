@@ -33,7 +33,8 @@ const ERASE_SCREEN = '\u001B[H\u001B[J';
  *
  * Either way the screen (not the scrollback) is erased and the messages that were on it are printed
  * again, at the new size and folding: nothing that was on screen is lost, and the scrollback gets no
- * copies. Replies that had scrolled into the scrollback before stay as they were printed.
+ * copies (except where the terminal keeps an erased screen in its history, as tmux does). Replies that
+ * had scrolled into the scrollback before stay as they were printed.
  */
 export function Transcript({ entries, speakers, showDecisions, width, room }: TranscriptProps) {
   // Ink's own write: it takes its frame off, writes, and draws the frame again whole, so the erase
