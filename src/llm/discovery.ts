@@ -8,6 +8,7 @@ import { malformedResponse, toModelError } from './errors.js';
 import { guardedFetch } from './guarded-fetch.js';
 import { PLACEHOLDER_API_KEY } from './openai.js';
 import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
+import { millisecondsFromEnv } from './timeouts.js';
 
 /** Where local servers listen by default, in the order they are tried. */
 export const DEFAULT_PROBE_URLS: readonly string[] = [
@@ -26,12 +27,13 @@ const MODEL_LIST_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface ListModelsOptions {
   apiKey?: string;
+  /** Default: META_AGENT_TIMEOUT_MS, else 10 s. */
   timeoutMs?: number;
 }
 
 /** The model ids the server at `baseUrl` lists; failures are ModelErrors (no retries). */
 export async function listModels(baseUrl: string, options: ListModelsOptions = {}): Promise<string[]> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? millisecondsFromEnv('META_AGENT_TIMEOUT_MS') ?? 10_000;
   const { default: Client } = await loadOpenAISdk();
   const client = new Client({
     baseURL: baseUrl,

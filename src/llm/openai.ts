@@ -8,11 +8,11 @@
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import { UserError } from '../errors.js';
 import { deadlineExceeded, malformedResponse, toModelError } from './errors.js';
 import type { ModelCallContext } from './errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_TIMER_MS, guardedFetch } from './guarded-fetch.js';
 import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
+import { millisecondsFromEnv } from './timeouts.js';
 import { countMessageTokens, countTokens } from './tokens.js';
 import type {
   Completion,
@@ -258,18 +258,4 @@ function toVector(embedding: unknown, baseUrl: string): number[] {
     if (bytes.length % 4 === 0) return Array.from(new Float32Array(bytes.buffer));
   }
   throw malformedResponse(baseUrl, 'an embedding is neither a list of numbers nor base64 float32');
-}
-
-function millisecondsFromEnv(name: 'META_AGENT_TIMEOUT_MS' | 'META_AGENT_DEADLINE_MS'): number | undefined {
-  const raw = process.env[name];
-  if (!raw) return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new UserError(
-      `${name} must be a positive number of milliseconds, not "${raw}"`,
-      2,
-      `for example ${name}=${name === 'META_AGENT_TIMEOUT_MS' ? '120000 for two minutes' : '1200000 for twenty minutes'}`,
-    );
-  }
-  return value;
 }

@@ -86,6 +86,20 @@ describe('meta-agent ask', () => {
     expect(server.chatRequests()).toHaveLength(3);
   });
 
+  it('waits for the model list, when no model is named, as long as META_AGENT_TIMEOUT_MS says', async () => {
+    server = await startOpenAIServer({ modelsDelayMs: 3_000 });
+    const result = await runCli(['ask', 'hi'], {
+      env: { OPENAI_BASE_URL: server.url, META_AGENT_TIMEOUT_MS: '150' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n')).toEqual([
+      `error: the model server at ${server.url} did not answer within 0.1 s`,
+      'hint: raise META_AGENT_TIMEOUT_MS (milliseconds) or use a smaller or less busy model',
+      '',
+    ]);
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+
   it('rejects a META_AGENT_TIMEOUT_MS that is not a positive number as a usage error', async () => {
     server = await startOpenAIServer();
     const result = await runCli(['ask', 'hi', '--model', 'llama3.2'], {

@@ -5,7 +5,7 @@
  * sends the list from memory, in well under a second even from across the internet, and doctor should
  * say soon when one does not.
  */
-import { UserError } from '../../errors.js';
+import { millisecondsFromEnv } from '../../llm/timeouts.js';
 
 export const DEFAULT_LISTING_WAIT_MS = 5_000;
 
@@ -15,19 +15,10 @@ export interface ListingWait {
   fromEnv: boolean;
 }
 
-/** The wait `env` asks for; a UserError (exit 2) when META_AGENT_TIMEOUT_MS is not a positive number. */
-export function listingWait(env: NodeJS.ProcessEnv = process.env): ListingWait {
-  const raw = env.META_AGENT_TIMEOUT_MS;
-  if (!raw) return { ms: DEFAULT_LISTING_WAIT_MS, fromEnv: false };
-  const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0) {
-    throw new UserError(
-      `META_AGENT_TIMEOUT_MS must be a positive number of milliseconds, not "${raw}"`,
-      2,
-      'for example META_AGENT_TIMEOUT_MS=120000 for two minutes',
-    );
-  }
-  return { ms, fromEnv: true };
+/** The wait the environment asks for; a UserError (exit 2) when META_AGENT_TIMEOUT_MS is not a duration. */
+export function listingWait(): ListingWait {
+  const ms = millisecondsFromEnv('META_AGENT_TIMEOUT_MS');
+  return ms === undefined ? { ms: DEFAULT_LISTING_WAIT_MS, fromEnv: false } : { ms, fromEnv: true };
 }
 
 /** What a user can do about a server that did not list its models within `wait`. */

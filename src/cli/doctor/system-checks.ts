@@ -4,17 +4,16 @@ import type ivm from 'isolated-vm';
 import { isolatedVm } from '../../sandbox/isolated-vm.js';
 import type { Check } from './check.js';
 
-/** Node 22.12 or newer. */
+/** Node 24 or newer, as package.json's engines and bin/meta-agent.js require. */
 export function checkNode(): Check {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  const ok = major > 22 || (major === 22 && minor >= 12);
+  const ok = Number(process.versions.node.split('.')[0]) >= 24;
   return ok
     ? { status: 'ok', name: 'node', detail: `Node ${process.version}` }
     : {
         status: 'fail',
         name: 'node',
         detail: `Node ${process.version} is too old`,
-        fix: 'install Node 22.12 or newer (24 recommended)',
+        fix: 'install Node 24 or newer',
       };
 }
 
