@@ -15,6 +15,17 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * A file that was read but whose content cannot be used: empty, malformed, against its schema, or a
+ * graph with lint errors. Exit code 2, as any input that must be fixed before the work can start;
+ * `validate`, whose work is finding such problems, reports them with exit code 1 instead.
+ */
+export class InvalidFileError extends UserError {
+  constructor(message: string, hint?: string) {
+    super(message, 2, hint);
+  }
+}
+
 /** True for errors meant for the user (ours, or anything carrying `userFacing: true`). */
 export function isUserError(error: unknown): error is UserError {
   return error instanceof UserError;

@@ -2,7 +2,7 @@
  * How commands open a graph file: load it, pass on what the loader could not keep, lint it, and refuse
  * to run a graph that has errors (pointing at `meta-agent validate` for the full list).
  */
-import { UserError } from '../errors.js';
+import { InvalidFileError } from '../errors.js';
 import { lintGraph, type Finding } from '../graph/lint.js';
 import { loadGraphFile } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
@@ -24,7 +24,7 @@ export interface OpenGraphOptions {
   warn?: (warning: string) => void;
 }
 
-/** Loads and lints a graph file; throws a UserError (exit 1) for lint errors unless `allowErrors`. */
+/** Loads and lints a graph file; throws an InvalidFileError for lint errors unless `allowErrors`. */
 export async function openGraph(path: string, options: OpenGraphOptions = {}): Promise<OpenedGraph> {
   const { file, warnings } = await loadGraphFile(path);
   const warn = options.warn ?? ((warning: string) => writeErr(`warning: ${warning}\n`));
@@ -32,9 +32,8 @@ export async function openGraph(path: string, options: OpenGraphOptions = {}): P
   const findings = lintGraph(file);
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !options.allowErrors)
-    throw new UserError(
+    throw new InvalidFileError(
       `${path}: the graph has ${plural(errors.length, 'error')}, the first: ${formatFinding(errors[0]!)}`,
-      1,
       `run "meta-agent validate ${path}" to see them all`,
     );
   return { file, findings, warnings };

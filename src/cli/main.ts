@@ -15,6 +15,12 @@ Models: any OpenAI-compatible server. Set OPENAI_API_KEY (OpenAI), or OPENAI_BAS
 (Ollama, LM Studio, vLLM, llama.cpp), or pass --base-url. With nothing set, a server on localhost:11434
 (Ollama) or localhost:1234 (LM Studio) is used when one answers.`;
 
+/** The one exit code table every command keeps (README, "Exit codes"), under every command's help. */
+const EXIT_CODES = `
+Exit codes: 0 done; 1 the work failed (a node, a model call, a design, a doctor check, or validate found
+errors); 2 fix the input first (a flag, a missing file, a file that is not a usable graph, state or
+script, no model server configured); 130 interrupted with Ctrl+C.`;
+
 /** Builds the program; exported so tests can inspect the command tree without spawning a process. */
 export function buildProgram(): Command {
   const program = new Command('meta-agent')
@@ -22,13 +28,14 @@ export function buildProgram(): Command {
     .version(version(), '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', EXAMPLES)
+    .addHelpText('afterAll', EXIT_CODES)
     .exitOverride()
     .configureOutput({ writeErr: (text) => writeErr(text) });
   for (const register of commands) register(program);
   return program;
 }
 
-/** Runs the CLI and resolves to the process exit code: 0 ok, 1 failure, 2 usage or configuration. */
+/** Runs the CLI and resolves to the process exit code (EXIT_CODES). */
 export async function main(argv: string[]): Promise<number> {
   // A reader that stops early (`meta-agent show x | head`) closes the pipe: that ends the run, quietly.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

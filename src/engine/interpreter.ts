@@ -85,6 +85,8 @@ export class Interpreter {
   readonly #running = new Set<ConversationState>();
   /** Set in self-referential mode. */
   readonly #self: SelfMode | undefined;
+  /** Whether run.started was reported yet. */
+  #announced = false;
 
   private constructor(options: InterpreterOptions, sandbox: Sandbox) {
     const editable =
@@ -131,7 +133,7 @@ export class Interpreter {
   async reply(userText: string | undefined, state?: ConversationState): Promise<ReplyResult> {
     const work = this.#working(state);
     if (work.ended) throw new UserError('this conversation has ended (a quit transition was taken)', 2);
-    this.#started();
+    if (work.current === undefined || !this.#announced) this.#started();
     work.pendingUser = userText ?? '';
     if (userText) this.events.emit({ type: 'user', text: userText });
     let first: Next;
@@ -206,7 +208,12 @@ export class Interpreter {
     return { graph, models, events, limits, sandbox: this.#sandbox };
   }
 
+  /**
+   * Reports a run: a conversation that starts (or resumes in this process), or a function call from the
+   * host. The later replies of a conversation are the same run.
+   */
   #started(): void {
+    this.#announced = true;
     const g = this.graph;
     this.events.emit({ type: 'run.started', graph: g.name, nodes: g.nodes().length, version: g.version });
   }

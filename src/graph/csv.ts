@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { UserError } from '../errors.js';
+import { InvalidFileError } from '../errors.js';
 import { splitTopLevel } from './parse.js';
 import { summarizeIssues } from './schema-issues.js';
 import {
@@ -117,7 +117,7 @@ export function graphFromCsv(
 ): { file: GraphFile; warnings: string[] } {
   const rows = readRows(text, options.source);
   const header = rows.shift();
-  if (!header) throw new UserError(`${options.source}: the file is empty`, 1);
+  if (!header) throw new InvalidFileError(`${options.source}: the file is empty`);
   const keys = header.cells.map(normalizeHeader);
   checkColumns(keys, header.cells, options.source);
 
@@ -132,13 +132,13 @@ export function graphFromCsv(
     });
     const name = cell('name').trim();
     const where = `${options.source} line ${row.line}${name ? ` (node ${name})` : ''}`;
-    if (!name) throw new UserError(`${where}: the row has no Name`, 1);
+    if (!name) throw new InvalidFileError(`${where}: the row has no Name`);
     const input = nodeFromRow(name, keys, row.cells);
     const parsed = nodeSpecSchema.safeParse(input);
-    if (!parsed.success) throw new UserError(`${where}: ${summarizeIssues(parsed.error, input)}`, 1);
+    if (!parsed.success) throw new InvalidFileError(`${where}: ${summarizeIssues(parsed.error, input)}`);
     nodes.push(parsed.data);
   }
-  if (nodes.length === 0) throw new UserError(`${options.source}: the spreadsheet has no node rows`, 1);
+  if (nodes.length === 0) throw new InvalidFileError(`${options.source}: the spreadsheet has no node rows`);
 
   const file: GraphFile = {
     format: GRAPH_FORMAT,
@@ -168,9 +168,8 @@ function readRows(text: string, source: string): Row[] {
     }));
   } catch (error) {
     const line = (error as { lines?: number }).lines;
-    throw new UserError(
+    throw new InvalidFileError(
       `${source}${line ? ` line ${line}` : ''}: not a readable CSV file: ${(error as Error).message}`,
-      2,
     );
   }
 }
@@ -181,15 +180,14 @@ function checkColumns(keys: string[], headers: string[], source: string): void {
     ['action', 'Action'],
   ] as const)
     if (!keys.includes(key))
-      throw new UserError(
+      throw new InvalidFileError(
         `${source}: no "${header}" column`,
-        1,
         'an AutoGRAMS spreadsheet has a header row with at least the columns Name, Action and Instruction',
       );
   keys.forEach((key, i) => {
     const first = keys.indexOf(key);
     if (key && first !== i)
-      throw new UserError(`${source}: columns "${headers[first]}" and "${headers[i]}" are the same field`, 1);
+      throw new InvalidFileError(`${source}: columns "${headers[first]}" and "${headers[i]}" are the same field`);
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { UserError } from '../errors.js';
+import { InvalidFileError, UserError } from '../errors.js';
 import { writeTextFile } from '../write-file.js';
 import { schemaRefFor } from './json-schema.js';
 import { describeJsonError, withoutBom } from './json-syntax.js';
@@ -53,17 +53,17 @@ export function parseGraphJson(text: string, source: string): LoadedGraph {
 }
 
 /**
- * JSON.parse with a UserError (exit 2) that names the file and the line and column of a syntax error.
+ * JSON.parse with an InvalidFileError that names the file and the line and column of a syntax error.
  * A UTF-8 byte order mark, which some Windows editors write, is skipped.
  */
 export function parseJsonText(text: string, source: string): unknown {
   text = withoutBom(text);
-  if (text.trim() === '') throw new UserError(`${source}: the file is empty`, 2);
+  if (text.trim() === '') throw new InvalidFileError(`${source}: the file is empty`);
   try {
     return JSON.parse(text);
   } catch (error) {
     const where = describeJsonError(text) ?? (error as Error).message;
-    throw new UserError(`${source}: invalid JSON at ${where}`, 2);
+    throw new InvalidFileError(`${source}: invalid JSON at ${where}`);
   }
 }
 
@@ -75,9 +75,8 @@ export function parseGraphObject(input: unknown, source: string): LoadedGraph {
       : input;
   const parsed = graphFileSchema.safeParse(named);
   if (!parsed.success)
-    throw new UserError(
+    throw new InvalidFileError(
       `${source}: not a valid graph: ${summarizeIssues(parsed.error, named)}`,
-      1,
       'run "meta-agent validate" on it after fixing, or see schema/autogram.schema.json',
     );
   return { file: parsed.data, warnings: unknownFieldWarnings(input).map((w) => `${source}: ${w}`) };

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { raiseConfigHint, UserError } from '../errors.js';
+import { InvalidFileError, raiseConfigHint, UserError } from '../errors.js';
 import {
   cleanNode,
   diffNodes,
@@ -187,12 +187,12 @@ export class VersionedGraph implements GraphView {
   static fromJSON(json: unknown, source = 'graph history', config?: GraphConfig): VersionedGraph {
     const parsed = graphHistorySchema.safeParse(json);
     if (!parsed.success)
-      throw new UserError(`${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`, 1);
+      throw new InvalidFileError(`${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`);
     const { base } = parsed.data;
     const graph = new VersionedGraph(config ? { ...base, config } : base);
     parsed.data.edits.forEach((record, i) => {
       if (record.version !== i + 1)
-        throw new UserError(`${source}: graph history is out of order at version ${record.version}`, 1);
+        throw new InvalidFileError(`${source}: graph history is out of order at version ${record.version}`);
       graph.#nodes = replayRecord(graph.#nodes, record);
       graph.#records.push(cleanRecord(record));
     });

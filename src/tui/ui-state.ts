@@ -35,8 +35,8 @@ export interface KeyContext {
   inputEnabled: boolean;
 }
 
-/** What the caller must do after a key: nothing, hand over the reply, or quit. */
-export type KeyEffect = { kind: 'submit'; text: string } | { kind: 'quit' } | undefined;
+/** What the caller must do after a key: nothing, hand over the reply, or quit (`q`, or Ctrl+C: interrupted). */
+export type KeyEffect = { kind: 'submit'; text: string } | { kind: 'quit'; interrupted: boolean } | undefined;
 
 const PAGE = 10;
 
@@ -116,15 +116,15 @@ function handleKey(
   key: Key,
   ctx: KeyContext,
 ): { ui: UiState; effect?: KeyEffect } {
-  if (key.ctrl && input === 'c') return { ui, effect: { kind: 'quit' } };
+  if (key.ctrl && input === 'c') return { ui, effect: { kind: 'quit', interrupted: true } };
   if (ui.help) {
-    if (input === 'q') return { ui, effect: { kind: 'quit' } };
+    if (input === 'q') return { ui, effect: { kind: 'quit', interrupted: false } };
     if (input === '?' || key.escape || key.return) return { ui: { ...ui, help: false } };
     return { ui };
   }
   if (key.tab) return { ui: cycleFocus(ui, ctx.panels, key.shift ? -1 : 1) };
   if (ui.focus === 'input' && ctx.inputEnabled) return editDraft(ui, input, key);
-  if (input === 'q') return { ui, effect: { kind: 'quit' } };
+  if (input === 'q') return { ui, effect: { kind: 'quit', interrupted: false } };
   if (input === '?') return { ui: { ...ui, help: true } };
   if (input === 't') return { ui: { ...ui, showDecisions: !ui.showDecisions } };
   if (ui.focus === 'history') return { ui: moveHistory(ui, key, ctx.historyLength) };

@@ -13,8 +13,8 @@ import {
 export interface KeyboardOptions {
   context: KeyContext;
   onSubmit?: (text: string) => void;
-  /** Called on `q` or Ctrl+C, once the view has unmounted. */
-  onQuit: () => void;
+  /** Called on `q` or Ctrl+C (`interrupted`), once the view has unmounted. */
+  onQuit: (interrupted: boolean) => void;
 }
 
 /**
@@ -38,7 +38,7 @@ export function useKeyboard({ context, onSubmit, onQuit }: KeyboardOptions): UiS
       // Unmount first: the terminal is restored (raw mode off, cursor shown) before the caller, which
       // may save and exit the process at once, gets control.
       exit();
-      onQuit();
+      onQuit(effect.interrupted);
     }
   };
   useInput(

@@ -166,6 +166,7 @@ describe('meta-agent chat with piped input', () => {
     const types = new Set(events.map((e) => e.type));
     for (const type of ['run.started', 'node.entered', 'model.call', 'transition', 'user', 'reply'])
       expect(types).toContain(type);
+    expect(events.filter((e) => e.type === 'run.started')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'reply').map((e) => e.text)).toEqual([
       'Hello! What is your name?',
       'How are you today, Ann?',

@@ -94,7 +94,7 @@ describe('meta-agent history', () => {
     const path = join(dir, 'static-state.json');
     writeFileSync(path, saveState(newState(new VersionedGraph(graph.fileAt(0)))));
     const { code, stderr } = await runCli(['history', path]);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stderr).toContain('holds no graph history');
   });
 

@@ -86,7 +86,7 @@ describe('npm link, as the README sets meta-agent up', () => {
     expect(design, design.stderr).toMatchObject({ code: 0 });
     const validate = await run('meta-agent', ['validate', 'quiz_bot.autogram.json'], elsewhere, env);
     expect(validate).toMatchObject({ code: 0 });
-    expect(validate.stdout).toContain('quiz_bot.autogram.json: 4 nodes, 0 errors');
+    expect(validate.stdout).toMatch(/^quiz_bot\.autogram\.json: \d+ nodes, 0 errors/m);
   });
 });
 

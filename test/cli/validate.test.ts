@@ -50,7 +50,7 @@ describe('meta-agent validate', () => {
     expect(stdout).toMatch(/^warning {2}orphan: is unreachable/m);
   });
 
-  it('exits 2 for a file it cannot read', async () => {
+  it('exits 2 for a file it cannot read, and 1 for one it reads that is not a graph', async () => {
     const missing = await runCli(['validate', join(dir, 'missing.autogram.json')]);
     expect(missing.code).toBe(2);
     expect(missing.stdout).toContain('missing.autogram.json: no such file');
@@ -58,7 +58,7 @@ describe('meta-agent validate', () => {
     const path = join(dir, 'bad.autogram.json');
     writeFileSync(path, '{\n  "nodes": [,]\n}');
     const bad = await runCli(['validate', path]);
-    expect(bad.code).toBe(2);
+    expect(bad.code).toBe(1);
     expect(bad.stdout).toContain('invalid JSON at line 2, column 13: unexpected ","');
   });
 

@@ -92,6 +92,9 @@ describe('meta-agent chat in a terminal: keys, resuming, failing (tmux)', () => 
     const screen = await chat.waitFor((text) => text.includes('▸ Node'), { what: 'focus on the inspector' });
     expect(screen).not.toContain('▸ Graph');
     expect(screen).toContain('· waiting for your reply · Tab: panels · ?: help · q: quit');
+    // Out of the reply line, q quits: the chat is done, not interrupted.
+    await chat.press('q');
+    expect(await chat.waitForExit()).toBe(0);
   });
 
   it('shows the earlier turns of a resumed --state file and marks where it stands', async () => {

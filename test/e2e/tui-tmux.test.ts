@@ -159,9 +159,10 @@ describe('meta-agent chat in a terminal (tmux)', () => {
     expect(lines(redrawn, '· nodes: ')).toHaveLength(1);
     expect(lines(redrawn, `Agent › ${TURNS[2]!.reply}`)).toHaveLength(1);
 
-    // Ctrl+C quits from the reply line (q would be typed into it); the state file has every reply.
+    // Ctrl+C interrupts from the reply line (q would be typed into it), with exit 130 as in a pipe;
+    // the state file has every reply.
     await tmux.press('C-c');
-    expect(await tmux.waitForExit()).toBe(0);
+    expect(await tmux.waitForExit()).toBe(130);
     const state = await loadStateFile(statePath);
     const graph = VersionedGraph.fromJSON(state?.graph);
     expect(graph.history().map((record) => [record.version, record.op, record.name])).toEqual(

@@ -35,8 +35,7 @@ describe('the trace file', () => {
       'transition',
       'node.entered',
       'reply',
-      // Second reply: bump, return into count, back round the loop, ask again.
-      'run.started',
+      // Second reply, the same run: bump, return into count, back round the loop, ask again.
       'user',
       'transition',
       'node.entered',

@@ -28,8 +28,10 @@ export interface RunCliOptions {
   /** Written to the CLI's stdin, which is then closed. */
   input?: string;
   cwd?: string;
-  /** Sends SIGINT (Ctrl+C) once, as soon as what the CLI wrote to stderr so far passes this test. */
-  interruptWhen?: (stderr: string) => boolean;
+  /** Sends SIGINT (Ctrl+C) once, as soon as what the CLI wrote so far passes this test. */
+  interruptWhen?: (stderr: string, stdout: string) => boolean;
+  /** Sends SIGINT (Ctrl+C) once this settles: for a moment the CLI shows nothing of, like a call in flight. */
+  interruptOn?: Promise<unknown>;
 }
 
 /** Runs `meta-agent ...args` and resolves when it exits. */
@@ -50,11 +52,20 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     let interrupted = false;
+    const interruptIfDue = () => {
+      if (!interrupted && options.interruptWhen?.(stderr, stdout)) interrupted = child.kill('SIGINT');
+    };
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      interruptIfDue();
+    });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
-      if (!interrupted && options.interruptWhen?.(stderr)) interrupted = child.kill('SIGINT');
+      interruptIfDue();
+    });
+    void options.interruptOn?.finally(() => {
+      if (!interrupted && child.exitCode === null) interrupted = child.kill('SIGINT');
     });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, stdout, stderr, ...(signal ? { signal } : {}) }));

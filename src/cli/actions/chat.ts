@@ -70,8 +70,9 @@ async function converse(agent: OpenedAgent, session: ChatSession, options: ChatO
 /**
  * The terminal UI. Replies run one at a time (the view keeps its input off while the agent works); a
  * failing reply closes the view and its error ends the command. Quitting while the agent works exits at
- * once: the state file already holds the last finished reply. Quitting once the agent has answered
- * waits for that answer to be saved, since the view opens the reply line before the save is done.
+ * once, interrupted: the state file already holds the last finished reply. Quitting once the agent has
+ * answered waits for that answer to be saved, since the view opens the reply line before the save is
+ * done; `q` then ends the chat as done, Ctrl+C as interrupted (exit 130), as in a pipe.
  */
 async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise<void> {
   // Ink and React are loaded only when the view is shown.
@@ -109,7 +110,11 @@ async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise
     // A resumed conversation shows its earlier turns and where it stands before the user types.
     ...(agent.saved ? { resumed: agent.saved } : {}),
     onSubmit: run,
-    onQuit: () => (answering ? process.exit(130) : void saved.then(finish)),
+    onQuit: (interrupted) => {
+      if (answering) process.exit(130);
+      if (interrupted) process.exitCode = 130;
+      void saved.then(finish);
+    },
   });
   if (session.fresh) run(undefined);
   try {

@@ -36,7 +36,7 @@ async function readVersioned(path: string): Promise<VersionedGraph> {
     if (state.graph !== undefined) return VersionedGraph.fromJSON(state.graph, `${path} (graph)`);
     throw new UserError(
       `${path}: this conversation state holds no graph history (its graph was not edited)`,
-      1,
+      2,
       'only self-referential runs save one; run history on the graph file for version 0',
     );
   }

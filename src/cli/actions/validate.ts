@@ -1,5 +1,5 @@
 /** What `meta-agent validate` does (declared in ../commands/validate.ts). */
-import { isUserError, type UserError } from '../../errors.js';
+import { InvalidFileError, isUserError, type UserError } from '../../errors.js';
 import type { Finding } from '../../graph/lint.js';
 import type { ValidateOptions } from '../commands/validate.js';
 import { countFindings, formatFinding, openGraph } from '../load-graph.js';
@@ -16,8 +16,8 @@ interface FileReport {
 }
 
 /**
- * Lints every file in `paths` and prints the findings; the exit code is 1 when a graph has errors, 2 when a
- * file cannot be read.
+ * Lints every file in `paths` and prints the findings; the exit code is 1 when a file is not a graph or
+ * the graph has errors, 2 when a file cannot be read at all.
  */
 export async function runValidate(paths: string[], options: ValidateOptions): Promise<void> {
   const reports: FileReport[] = [];
@@ -44,7 +44,7 @@ async function check(path: string): Promise<FileReport> {
       file: path,
       findings: [],
       warnings,
-      failed: { message: error.message, exitCode: error.exitCode },
+      failed: { message: error.message, exitCode: error instanceof InvalidFileError ? 1 : error.exitCode },
     };
   }
 }

@@ -21,8 +21,8 @@ Examples:
 Each argument is a JSON literal: numbers, "strings" in double quotes, true/false/null, [lists] and
 {"objects"}. The function runs as a local function (it sees only its arguments) and its return value
 is printed on stdout as one line of JSON; what its code prints with console.log goes to stderr.
-Chat nodes cannot run here: nobody is there to answer.
-Exit code: 0 with a result, 1 when a node failed, 2 for a bad call, an unknown function or a bad file.
+Chat nodes cannot run here: nobody is there to answer. A call that does not parse or names no function
+of the graph exits 2, as bad input; one whose function fails exits 1.
 ${MODEL_OPTIONS_HELP}`;
 
 /** `call`'s options as commander parses them. */

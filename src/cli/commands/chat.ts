@@ -35,9 +35,9 @@ blank input lines are skipped, and the conversation ends at a quit transition or
 What code nodes print with console.log goes to stderr as [node] text (with --json: code.log events).
 An AutoGRAMS spreadsheet runs under AutoGRAMS' defaults (prompt "You are an agent.", a classifier that
 sees the last exchange, temperature 0.7); export it with --format json to change them.
---state FILE is read when it exists (it must belong to the same graph) and rewritten atomically after
-every reply, so an interrupted run leaves the last good state. Exit code: 0 when the conversation ended
-normally, 1 when a node failed (the state keeps the last good reply), 2 for a usage or file problem.
+--state FILE is read when it exists (it must belong to the same graph) and saved after every reply,
+before the reply is shown, so a failed or interrupted run keeps every reply you saw. In the terminal UI,
+q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
 ${MODEL_OPTIONS_HELP}`;
 
 /** `chat`'s options as commander parses them. */

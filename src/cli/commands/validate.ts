@@ -8,8 +8,9 @@ Examples:
   $ meta-agent validate graphs/*.autogram.json       several files at once
   $ meta-agent validate tutor.autogram.json --json   machine-readable findings
 
-Exit code: 0 when no file has errors (warnings are fine), 1 when some graph has errors,
-2 when a file cannot be read (missing, not JSON or CSV, unknown extension).`;
+Exit code: 0 when no file has errors (warnings are fine); 1 when a graph has errors or a file is not a
+graph at all (empty, not JSON or CSV, against the schema); 2 when a file cannot be read (missing, a
+folder, an unknown extension).`;
 
 /** `validate`'s options as commander parses them. */
 export interface ValidateOptions {

@@ -28,8 +28,11 @@ export interface ChatLayoutProps {
   graph: GraphView;
   /** Receives each reply the user submits; the input stays disabled until the agent answers. */
   onSubmit: (text: string) => void;
-  /** Called on `q` or Ctrl+C once the view has unmounted; the caller saves the conversation. */
-  onQuit: () => void;
+  /**
+   * Called on `q` or Ctrl+C (`interrupted`) once the view has unmounted; the caller saves the
+   * conversation.
+   */
+  onQuit: (interrupted: boolean) => void;
   /** A conversation saved by an earlier session: its transcript and current node show from the start. */
   resumed?: ConversationState;
   /** The graph's edit history (a `VersionedGraph`); adds the History panel. */
