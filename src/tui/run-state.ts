@@ -149,7 +149,8 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
   const { event } = action;
   switch (event.type) {
     case 'run.started':
-      // The interpreter reports a start for every reply it runs; the clock counts from the first.
+      // A conversation starts once (a function call from the host is a run of its own); the clock counts
+      // from the first start.
       return {
         ...state,
         graphName: event.graph,

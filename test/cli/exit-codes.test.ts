@@ -33,6 +33,10 @@ const ROWS: Row[] = [
   { args: ['nope'], code: 2, why: 'an unknown command' },
   { args: ['validate', '--bogus', '$DIR/ok.json'], code: 2, why: 'an unknown option' },
 
+  { args: ['doctor', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'every check passed' },
+  { args: ['doctor', '--base-url', '$EMPTY_URL'], code: 1, why: 'the server lists no models' },
+  { args: ['doctor'], code: 2, why: 'no model server is configured' },
+
   { args: ['ask', 'hello', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'an answer' },
   { args: ['ask', 'BROKEN', '--base-url', '$URL', '-m', 'm'], code: 1, why: 'the server refused the call' },
   { args: ['ask', 'hello'], code: 2, why: 'no model server is configured' },
@@ -177,6 +181,7 @@ describe('exit codes', () => {
   let dir: string;
   let server: OpenAIServer;
   let noServer: string;
+  let emptyServer: OpenAIServer;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'meta-agent-exit-'));
@@ -222,6 +227,8 @@ describe('exit codes', () => {
     server = await startOpenAIServer({
       reply: (body) => {
         const prompt = body.messages.map((m) => m.content).join('\n');
+        const colour = /^([A-Z])\. blue$/m.exec(prompt)?.[1];
+        if (colour) return colour;
         if (prompt.includes('BROKEN')) return { fault: 'bad-request', message: 'refused' };
         if (prompt.includes('SLOW') || /\bDOT\b/.test(prompt)) {
           slowCalls.emit('arrived');
@@ -231,17 +238,21 @@ describe('exit codes', () => {
       },
     });
     noServer = await closedUrl();
+    emptyServer = await startOpenAIServer({ models: [] });
   });
 
   afterAll(async () => {
     await server.close();
+    await emptyServer.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it.each(ROWS)('meta-agent $args.0 exits $code: $why', async ({ args, code, options: given }) => {
     const options = typeof given === 'function' ? given() : given;
     const result = await runCli(
-      args.map((arg) => arg.replace('$URL', server.url).replace('$DIR', dir)),
+      args.map((arg) =>
+        arg.replace('$URL', server.url).replace('$EMPTY_URL', emptyServer.url).replace('$DIR', dir),
+      ),
       { ...options, env: { META_AGENT_PROBE_URLS: noServer, ...options?.env } },
     );
     expect({ status: shellStatus(result), stderr: result.stderr }).toMatchObject({ status: code });
