@@ -6,7 +6,7 @@ import { codeSyntaxProblems } from './code-syntax.js';
 import { closestName, nodeNameProblem } from './names.js';
 import { isCallAction, isChatAction, type CompiledNode } from './parse.js';
 import type { GraphFile } from './schema.js';
-import { reachableFrom, startNodeOf, visitMembers, wildcardMembers } from './structure.js';
+import { reachableFrom, startNodeOf, successors, visitMembers, wildcardMembers } from './structure.js';
 import { compileGraph } from './view.js';
 
 /** One problem in a graph. `node` is absent for problems of the graph as a whole. */
@@ -45,6 +45,7 @@ export function lintGraph(file: GraphFile): Finding[] {
     ...nodes.flatMap((node) => settingFindings(node, ctx)),
     ...nodes.flatMap(syntaxFindings),
     ...reachabilityFindings(ctx),
+    ...endingFindings(ctx),
   ];
   return sortByNode(findings, nodes);
 }
@@ -109,6 +110,12 @@ function transitionFindings(node: CompiledNode, ctx: LintContext): Finding[] {
       );
     if (count > MAX_CHOICES)
       error(`has ${count} transitions; a multiple-choice question offers at most ${MAX_CHOICES} (A-Z)`);
+    const targets = new Set(node.transitions.map((t) => t.trim()));
+    if (targets.size === 1)
+      warning(
+        `every choice of its question leads to "${[...targets][0]}", so the question decides nothing`,
+        'keep one transition and drop the question, or lead the choices to different nodes',
+      );
   } else if (node.transitionQuestion?.trim() || node.transitionChoices.length > 0) {
     warning('has a transition question or choices but at most one transition; they are never asked');
   }
@@ -403,6 +410,67 @@ function reachabilityFindings(ctx: LintContext): Finding[] {
         ...(variableJumps ? { hint: 'a $variable transition may still lead here at run time' } : {}),
       });
   return findings;
+}
+
+/** True when a text says goodbye or closes the conversation, in the words chatbot graphs use for it. */
+export function saysGoodbye(text: string): boolean {
+  return /\b(?:good-?bye|bye|farewell)\b|\bend (?:the|this) (?:conversation|chat)\b/i.test(text);
+}
+
+/**
+ * Chat nodes that say goodbye, after which the conversation goes on: no path from them leads to `quit`.
+ * A graph without `quit` is no mistake in itself: AutoGRAMS chats are open-ended (the user leaves, the
+ * graph does not end), its own examples included. A goodbye that is not the end is. Left alone: a chat
+ * node without transitions (the conversation stops there) and one whose simulated user leaves (its
+ * first user instruction is the end signal, AutoGRAMS' mark of where a conversation ends).
+ */
+function endingFindings(ctx: LintContext): Finding[] {
+  const { endSignal } = ctx.file.config;
+  const goodbyes = ctx.nodes.filter(
+    (n) =>
+      isChatAction(n.action) &&
+      n.transitions.length > 0 &&
+      n.userInstructions[0]?.trim() !== endSignal &&
+      saysGoodbye(n.body),
+  );
+  if (goodbyes.length === 0) return [];
+  const canEnd = nodesThatCanEnd(ctx);
+  // An interjection is asked after every chat node, so one that can end lets every chat node end.
+  if (ctx.nodes.some((n) => n.isInterjection && canEnd.has(n.name))) return [];
+  return goodbyes
+    .filter((n) => !canEnd.has(n.name))
+    .map((n): Finding => ({
+      severity: 'warning',
+      node: n.name,
+      message: 'says goodbye, but the conversation cannot end after it: no path from it leads to quit',
+      hint: 'give it the transition "quit", so the conversation ends after the goodbye',
+    }));
+}
+
+/**
+ * Nodes from which a path leads to `quit`. Where a run goes after a `$variable`, a `return` or a function
+ * call is not followed here, so those count as ways that may end: the check warns only when it is sure.
+ */
+function nodesThatCanEnd(ctx: LintContext): Set<string> {
+  const before = new Map<string, string[]>();
+  for (const node of ctx.nodes)
+    for (const next of successors(node, ctx.has)) {
+      const list = before.get(next);
+      if (list) list.push(node.name);
+      else before.set(next, [node.name]);
+    }
+  const ends = ctx.nodes.filter(
+    (n) => n.call || n.targets.some((t) => t.kind === 'quit' || t.kind === 'return' || t.kind === 'variable'),
+  );
+  const canEnd = new Set(ends.map((n) => n.name));
+  const queue = [...canEnd];
+  while (queue.length > 0)
+    for (const name of before.get(queue.pop()!) ?? [])
+      if (!canEnd.has(name)) {
+        canEnd.add(name);
+        queue.push(name);
+      }
+  return canEnd;
 }
 
 function sortByNode(findings: Finding[], nodes: readonly CompiledNode[]): Finding[] {

@@ -9,6 +9,10 @@ function lint(nodes: NodeSpecInput[], config: Partial<GraphConfig> = {}): Findin
   return lintGraph(fileOf(nodes, config));
 }
 
+/** A yes/no question for a node whose transitions are [stay, leave]. */
+const doneChoices = { transitionQuestion: 'Is the user done?', transitionChoices: ['no', 'yes'] };
+const quitChoices = { transitionQuestion: 'Another question?', transitionChoices: ['yes', 'no'] };
+
 const errors = (findings: Finding[]) => findings.filter((f) => f.severity === 'error');
 const warnings = (findings: Finding[]) => findings.filter((f) => f.severity === 'warning');
 
@@ -262,6 +266,86 @@ describe('lintGraph', () => {
       { name: 'a', action: 'chat', transitions: ['a'], userInstructions: ['hi', 'bye'] },
     ]);
     expect(warnings(findings)[0]!.message).toBe('has 2 userInstructions for 1 transitions');
+  });
+
+  it('warns when every choice of a question leads to the same node, since the question decides nothing', () => {
+    const findings = lint([
+      {
+        name: 'quiz',
+        action: 'chat',
+        transitions: ['feedback', 'feedback'],
+        transitionQuestion: 'Was the answer right?',
+        transitionChoices: ['yes', 'no'],
+      },
+      { name: 'feedback', action: 'chat', transitions: ['quiz', 'quit'], ...quitChoices },
+    ]);
+    expect(findings).toEqual([
+      {
+        severity: 'warning',
+        node: 'quiz',
+        message: 'every choice of its question leads to "feedback", so the question decides nothing',
+        hint: 'keep one transition and drop the question, or lead the choices to different nodes',
+      },
+    ]);
+  });
+
+  it('warns about a goodbye after which the conversation goes on, where no path leads to quit', () => {
+    const ask: NodeSpecInput = {
+      name: 'ask',
+      action: 'chat',
+      transitions: ['ask', 'goodbye'],
+      ...doneChoices,
+    };
+    const goodbye = (transitions: string[]): NodeSpecInput => ({
+      name: 'goodbye',
+      action: 'chat_exact',
+      instruction: 'Goodbye, and thanks!',
+      transitions,
+    });
+    const open: NodeSpecInput = {
+      name: 'open',
+      action: 'chat',
+      instruction: 'Respond.',
+      transitions: ['open'],
+    };
+    expect(lint([ask, goodbye(['open']), open])).toEqual([
+      {
+        severity: 'warning',
+        node: 'goodbye',
+        message: 'says goodbye, but the conversation cannot end after it: no path from it leads to quit',
+        hint: 'give it the transition "quit", so the conversation ends after the goodbye',
+      },
+    ]);
+    expect(lint([ask, goodbye(['quit'])])).toEqual([]);
+  });
+
+  it('leaves open-ended chats alone, as AutoGRAMS writes them, and goodbyes that end some other way', () => {
+    // A chat that never ends: the user leaves, the graph does not (AutoGRAMS' own examples).
+    expect(
+      lint([{ name: 'chat', action: 'chat', instruction: 'Respond to the user.', transitions: ['chat'] }]),
+    ).toEqual([]);
+    // Where a simulated user leaves (the end signal), the author has said the conversation ends.
+    const goodbye = {
+      name: 'bye',
+      action: 'chat' as const,
+      instruction: 'Say goodbye.',
+      transitions: ['bye'],
+    };
+    expect(lint([{ ...goodbye, userInstructions: ['<end>'] }])).toEqual([]);
+    // An interjection that quits can follow any chat node.
+    expect(
+      lint([
+        goodbye,
+        {
+          name: 'stop',
+          action: 'chat_exact',
+          conditionInterjection: 'The user wants to stop',
+          transitions: ['quit'],
+        },
+      ]),
+    ).toEqual([]);
+    // A path may end where the linter cannot follow: a $variable or a function call.
+    expect(lint([{ ...goodbye, transitions: ['$next'] }])).toEqual([]);
   });
 
   it('lists graph-level findings first, then findings in node order', () => {
