@@ -1,10 +1,11 @@
 /**
  * Turns a DOT draft and the fields written for its nodes into a graph file: node names made valid and
  * unique, one transition per outgoing edge in edge order, the start node first, and every setting the
- * designer chooses written into the config (the rest are written with their defaults). Pure: no model
- * calls.
+ * designer chooses written into the config (the rest are written with their defaults). The turns that
+ * close the conversation end it with `quit`. Pure: no model calls.
  */
 import { graphFileSchema, type GraphFile, type NodeSpecInput } from '../src/graph/schema.js';
+import { endingNodes } from './ending.js';
 import type { DotDraft, NodeFields } from './node-fields.js';
 
 /** What a designed graph is called and what it is for. */
@@ -13,19 +14,25 @@ export interface GraphIdentity {
   description: string;
 }
 
-/** The node every edge-less node continues to, so a conversation never reaches a dead end. */
+/**
+ * The turn every other edge-less node continues to, so the conversation stays open there; it asks after
+ * each reply whether the user is done, and leads to the goodbye when they are.
+ */
 const CONTINUE = {
   name: 'continue_conversation',
   instruction: 'Respond to the user, keeping to your purpose.',
-  userInstruction: 'Carry on the conversation naturally.',
+  transitionQuestion:
+    'Is the user done with the conversation, saying goodbye or that they need nothing more?',
+  userInstructions: ['Say goodbye.', 'Carry on the conversation naturally.'],
 } as const;
 
 /** Transition words that cannot name a node. */
 const RESERVED = new Set(['quit', 'return']);
 
 /**
- * Builds the graph file. `fields[i]` belongs to `draft.nodes[i]`. Throws a RangeError when they do not
- * line up: that is a bug in the caller, not something a model can cause.
+ * Builds the graph file. `fields[i]` belongs to `draft.nodes[i]`, and the draft has its closing turn
+ * (`withEnding` in ending.ts sees to that). Throws a RangeError when either is not so: that is a bug in
+ * the caller, not something a model can cause.
  */
 export function assembleGraph(
   draft: DotDraft,
@@ -34,19 +41,30 @@ export function assembleGraph(
 ): GraphFile {
   if (fields.length !== draft.nodes.length)
     throw new RangeError(`assemble: ${fields.length} node fields for ${draft.nodes.length} nodes`);
+  const endings = endingNodes(draft);
+  if (endings.length === 0)
+    throw new RangeError('assemble: the draft has no turn that ends the conversation');
   const names = nodeNames(draft);
+  const ending = new Set(endings.map((n) => n.id));
   const ordered = startFirst(draft);
-  const needsContinue = draft.nodes.some((n) => !draft.edges.some((e) => e.from === n.id));
+  const needsContinue = draft.nodes.some(
+    (n) => !ending.has(n.id) && !draft.edges.some((e) => e.from === n.id),
+  );
   const continueName = needsContinue ? uniqueName(CONTINUE.name, new Set(names.values())) : undefined;
+
+  // A turn leads on by its edges; without any, it ends the conversation or leaves it open.
+  const waysOn = (id: string): string[] => {
+    const edges = draft.edges.filter((e) => e.from === id);
+    if (edges.length > 0) return edges.map((e) => names.get(e.to)!);
+    return ending.has(id) ? ['quit'] : [continueName!];
+  };
 
   const nodes: NodeSpecInput[] = ordered.map((index) => {
     const dotNode = draft.nodes[index]!;
-    const edges = draft.edges.filter((e) => e.from === dotNode.id);
-    const transitions = edges.length > 0 ? edges.map((e) => names.get(e.to)!) : [continueName!];
     const drafted = {
       name: names.get(dotNode.id)!,
       action: 'chat' as const,
-      transitions,
+      transitions: waysOn(dotNode.id),
       notes: `Drafted as: ${dotNode.label}`,
     };
     return withFields(drafted, fields[index]!);
@@ -56,8 +74,10 @@ export function assembleGraph(
       name: continueName,
       action: 'chat',
       instruction: CONTINUE.instruction,
-      transitions: [continueName],
-      userInstructions: [CONTINUE.userInstruction],
+      transitions: [names.get(endings[0]!.id)!, continueName],
+      transitionQuestion: CONTINUE.transitionQuestion,
+      transitionChoices: ['yes', 'no'],
+      userInstructions: [...CONTINUE.userInstructions],
     });
 
   return graphFileSchema.parse({

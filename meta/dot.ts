@@ -4,7 +4,7 @@
  * `dot-problems.ts`). Problems are sentences to send back to the model, never exceptions.
  */
 import { graphviz } from '../src/export/graphviz.js';
-import { draftProblems, findStart, type DotLimits, type DotProblem } from './dot-problems.js';
+import { draftProblems, findStart, type DotLimits, type DotProblem, type DraftEdge } from './dot-problems.js';
 import { DEFAULT_DESIGN_LIMITS } from './limits.js';
 import type { DotDraft } from './node-fields.js';
 
@@ -55,10 +55,25 @@ export async function parseDot(source: string, limits: Partial<DotLimits> = {}):
   );
   // Graphviz can accept a graph yet report errors, e.g. a malformed HTML label.
   if (errors.length > 0) problems.unshift(syntaxProblem(errors, source));
-  const parsed: ParsedDot = { nodes, edges, problems };
+  const parsed: ParsedDot = { nodes, edges: mergeParallel(edges), problems };
   const start = findStart(nodes, edges);
   if (start) parsed.start = start;
   return parsed;
+}
+
+/**
+ * Edges with the same ends as one edge, where the first of them was, its label naming every reply:
+ * replies that lead to the same turn need no question to tell them apart.
+ */
+function mergeParallel(edges: readonly DraftEdge[]): DraftEdge[] {
+  const merged = new Map<string, DraftEdge>();
+  for (const edge of edges) {
+    const key = JSON.stringify([edge.from, edge.to]);
+    const first = merged.get(key);
+    if (!first) merged.set(key, { ...edge });
+    else if (edge.label) first.label = first.label ? `${first.label}; or ${edge.label}` : edge.label;
+  }
+  return [...merged.values()];
 }
 
 /** Pulls the DOT graph out of a model's answer and parses it; an answer without one is a problem too. */

@@ -10,6 +10,7 @@ import { graphFileSchema, type GraphFile } from '../src/graph/schema.js';
 import type { LanguageModel } from '../src/llm/types.js';
 import { assembleGraph, type GraphIdentity } from './assemble.js';
 import { parseDotAnswer, type ParsedDot } from './dot.js';
+import { withEnding, type EndedDraft } from './ending.js';
 import { nodeBriefs, nodeFieldsSchema, type DotDraft, type NodeFields } from './node-fields.js';
 import { saveDesignedGraph, type SavedGraph } from './output.js';
 import type { DesignLimits } from './limits.js';
@@ -78,10 +79,15 @@ export function designerHelpers(run: DesignRun) {
       run.work.dotAnswer = text(answer, 'parseDot(answer)');
       const parsed = await parseDotAnswer(run.work.dotAnswer, limits);
       parsed.problems.push(...branchingProblems(parsed));
-      run.work.dot = parsed;
-      if (parsed.problems.length === 0)
-        run.stages.summarize(`${parsed.nodes.length} nodes, ${parsed.edges.length} edges`);
-      return parsed;
+      if (parsed.problems.length > 0) {
+        run.work.dot = parsed;
+        return parsed;
+      }
+      // A usable draft is what the rest of the design is built from, so it is completed here, once.
+      const ended = withEnding(parsed);
+      run.work.dot = { ...ended.draft, problems: [] };
+      run.stages.summarize(`${parsed.nodes.length} nodes, ${parsed.edges.length} edges${endingAdded(ended)}`);
+      return run.work.dot;
     },
 
     writeNodeFields: async (dot: unknown) => {
@@ -165,6 +171,13 @@ function keptOutline(run: DesignRun, helper: string): string {
   if (run.work.outline === undefined)
     throw new UserError(`meta.${helper}: the designer must keep its outline first (meta.keepOutline)`);
   return run.work.outline;
+}
+
+/** What the summary says was added for the conversation to end, if anything. */
+function endingAdded({ closing, addedNode, addedEdges }: EndedDraft): string {
+  const edges = `${addedEdges} ${addedEdges === 1 ? 'edge' : 'edges'}`;
+  if (addedNode) return addedEdges > 0 ? `; added ${closing} and ${edges} to it` : `; added ${closing}`;
+  return addedEdges > 0 ? `; added ${edges} to ${closing}` : '';
 }
 
 /**

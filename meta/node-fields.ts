@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { schemaFor } from '../src/llm/structured.js';
 import type { ChatMessage } from '../src/llm/types.js';
 import type { DraftEdge, DraftNode } from './dot-problems.js';
+import { endingNodes } from './ending.js';
 
 /** A node of the DOT draft with the edges around it, as the field-writing prompt describes it. */
 export interface NodeBrief {
@@ -21,6 +22,8 @@ export interface NodeBrief {
   outgoing: { label: string; toLabel: string }[];
   /** True for the node the conversation starts at. */
   start: boolean;
+  /** True for a node after which the conversation ends (see ending.ts). */
+  ending: boolean;
 }
 
 /** A DOT graph as the designer reads it: labelled nodes and edges, and where the conversation starts. */
@@ -33,6 +36,7 @@ export interface DotDraft {
 /** One brief per node, in node order; edge order is kept because it fixes the order of transitions. */
 export function nodeBriefs(draft: DotDraft): NodeBrief[] {
   const labelOf = new Map(draft.nodes.map((n) => [n.id, n.label]));
+  const endings = new Set(endingNodes(draft).map((n) => n.id));
   return draft.nodes.map((node) => ({
     id: node.id,
     label: node.label,
@@ -41,6 +45,7 @@ export function nodeBriefs(draft: DotDraft): NodeBrief[] {
       .filter((e) => e.from === node.id)
       .map((e) => ({ label: e.label, toLabel: labelOf.get(e.to) ?? e.to })),
     start: node.id === draft.start,
+    ending: endings.has(node.id),
   }));
 }
 
@@ -177,7 +182,11 @@ function situation(brief: NodeBrief): string[] {
   if (brief.start) lines.push('The conversation starts here: this is the agent’s first turn.');
   if (brief.incoming.length > 0)
     lines.push('It follows a user reply like:', ...brief.incoming.map((label) => `- ${label}`));
-  if (ways === 0)
+  if (brief.ending)
+    lines.push(
+      'The conversation ends after this turn: the agent says goodbye. Give one user instruction for how a user might take leave.',
+    );
+  else if (ways === 0)
     lines.push(
       'No particular reply is expected after it: the conversation simply goes on. Give one user instruction for what a user might say next.',
     );

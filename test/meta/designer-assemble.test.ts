@@ -52,20 +52,40 @@ describe('designer assembly', () => {
     expect([...names.values()]).toEqual(['ask_topic', 'ask_topic_2']);
   });
 
-  it('puts the start node first, keeps transitions in edge order and adds a node for dead ends', () => {
+  it('puts the start node first, keeps transitions in edge order and ends the conversation at the goodbye', () => {
     const graph = assembleGraph(draft, written, { name: 'tutor', description: 'a tutor bot' });
     expect(graph.config.startNode).toBe('start');
-    expect(graph.nodes.map((n) => n.name)).toEqual([
-      'start',
-      'ask',
-      'explain_fractions_simply',
-      'quit_node',
-      'continue_conversation',
-    ]);
+    expect(graph.nodes.map((n) => n.name)).toEqual(['start', 'ask', 'explain_fractions_simply', 'quit_node']);
     const ask = graph.nodes.find((n) => n.name === 'ask')!;
     expect(ask.transitions).toEqual(['explain_fractions_simply', 'quit_node']);
     expect(ask.transitionChoices).toEqual(['fractions', 'stop']);
-    expect(graph.nodes.find((n) => n.name === 'quit_node')!.transitions).toEqual(['continue_conversation']);
+    expect(graph.nodes.find((n) => n.name === 'quit_node')!.transitions).toEqual(['quit']);
+  });
+
+  it('continues a turn left open with one that asks whether the user is done and leads to the goodbye', () => {
+    const open: DotDraft = { ...draft, edges: draft.edges.filter((e) => e.from !== 'n1') };
+    const graph = assembleGraph(open, written, { name: 'tutor', description: 'a tutor bot' });
+    expect(graph.nodes.find((n) => n.name === 'explain_fractions_simply')!.transitions).toEqual([
+      'continue_conversation',
+    ]);
+    expect(graph.nodes.at(-1)).toMatchObject({
+      name: 'continue_conversation',
+      transitions: ['quit_node', 'continue_conversation'],
+      transitionQuestion: expect.stringMatching(/^Is the user done with the conversation/),
+      transitionChoices: ['yes', 'no'],
+    });
+    expect(lintGraph(graph)).toEqual([]);
+  });
+
+  it('refuses a draft without a turn that ends the conversation: withEnding completes drafts first', () => {
+    const endless: DotDraft = {
+      ...draft,
+      nodes: draft.nodes.filter((n) => n.id !== 'quit'),
+      edges: draft.edges.filter((e) => e.to !== 'quit'),
+    };
+    expect(() =>
+      assembleGraph(endless, written.slice(0, 3), { name: 'tutor', description: 'a tutor bot' }),
+    ).toThrow(new RangeError('assemble: the draft has no turn that ends the conversation'));
   });
 
   it('escapes a leading "x =" so a written instruction is never an assignment', () => {

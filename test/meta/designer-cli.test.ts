@@ -57,7 +57,7 @@ describe('meta-agent design', () => {
     expect(result.stderr).toMatch(/✓ dot [\d.]+ s \(4 nodes, 4 edges\)/);
 
     expect(result.stdout).toContain('designed tutor');
-    expect(result.stdout).toMatch(/graph\s+5 nodes, 6 edges/);
+    expect(result.stdout).toMatch(/graph\s+4 nodes, 5 edges/);
     expect(result.stdout).toMatch(/calls\s+6 model calls in 3 sequential round trips/);
     expect(result.stdout).toMatch(/tokens\s+[\d,]+ in, [\d,]+ out/);
     expect(result.stdout).toMatch(/cost\s+\$\d+\.\d{4} \(estimated\)/);

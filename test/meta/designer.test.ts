@@ -117,9 +117,9 @@ describe('the designer', () => {
       'step_2',
       'step_3',
       'step_4',
-      'step_5',
-      'continue_conversation',
+      'goodbye',
     ]);
+    expect(file.nodes.at(-1)!.transitions).toEqual(['quit']);
     expect(file.nodes[0]).toMatchObject({
       transitions: ['step_1', 'step_2'],
       transitionQuestion: 'How did the user reply at start?',
@@ -269,7 +269,7 @@ describe('the designer', () => {
     expect(askedNodes()).toEqual([
       ['start', 'step_1', 'step_2'],
       ['step_3', 'step_4', 'step_5'],
-      ['step_6', 'step_7', 'step_8'],
+      ['step_6', 'step_7', 'goodbye'],
     ]);
     // outline, draft, then the nine nodes in one wave of three calls.
     expect(outcome.figures).toMatchObject({ calls: 5, roundTrips: 3 });
@@ -292,7 +292,7 @@ describe('the designer', () => {
     expect(askedNodes()).toEqual([
       ['start', 'step_1', 'step_2'],
       ['step_1'],
-      ['step_3', 'step_4', 'step_5'],
+      ['step_3', 'step_4', 'goodbye'],
       ['step_4'],
     ]);
     expect(outcome.graph.nodes.find((n) => n.name === 'step_4')!.userInstructions).toEqual([
@@ -312,7 +312,7 @@ describe('the designer', () => {
       { limits: { concurrency: 2 } },
     );
     expect(outcome.ok).toBe(true);
-    expect(askedNodes()).toEqual([['start'], ['start', 'step_1'], ['step_1'], ['step_2', 'step_3']]);
+    expect(askedNodes()).toEqual([['start'], ['start', 'step_1'], ['step_1'], ['step_2', 'goodbye']]);
     expect(outcome.figures).toMatchObject({ calls: 6, roundTrips: 4 });
   });
 

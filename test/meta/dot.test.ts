@@ -42,6 +42,20 @@ describe('parseDot', () => {
     expect(parsed.edges.map((e) => e.label)).toEqual(['2', '1', '3', '4']);
   });
 
+  it('merges edges with the same ends into one that names every reply: where they lead, they are one way', async () => {
+    const parsed = await parseDot(`digraph {
+  start [label="Ask a question"]; feedback [label="Comment on the answer"];
+  start -> feedback [label="The user answers right"];
+  start -> feedback [label="The user answers wrong"];
+  feedback -> start [label="The user wants another"];
+}`);
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.edges).toEqual([
+      { from: 'start', to: 'feedback', label: 'The user answers right; or The user answers wrong' },
+      { from: 'feedback', to: 'start', label: 'The user wants another' },
+    ]);
+  });
+
   it('reads nodes declared in subgraphs and turns label line breaks into spaces', async () => {
     const parsed = await parseDot(`digraph {
   subgraph cluster_a { start [label="Hello\\nthere"]; }
