@@ -187,7 +187,9 @@ function checkColumns(keys: string[], headers: string[], source: string): void {
   keys.forEach((key, i) => {
     const first = keys.indexOf(key);
     if (key && first !== i)
-      throw new InvalidFileError(`${source}: columns "${headers[first]}" and "${headers[i]}" are the same field`);
+      throw new InvalidFileError(
+        `${source}: columns "${headers[first]}" and "${headers[i]}" are the same field`,
+      );
   });
 }
 

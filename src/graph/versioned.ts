@@ -187,7 +187,9 @@ export class VersionedGraph implements GraphView {
   static fromJSON(json: unknown, source = 'graph history', config?: GraphConfig): VersionedGraph {
     const parsed = graphHistorySchema.safeParse(json);
     if (!parsed.success)
-      throw new InvalidFileError(`${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`);
+      throw new InvalidFileError(
+        `${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`,
+      );
     const { base } = parsed.data;
     const graph = new VersionedGraph(config ? { ...base, config } : base);
     parsed.data.edits.forEach((record, i) => {
