@@ -7,7 +7,8 @@ import type { EventBus } from '../events.js';
 import type { ChatSession } from './chat-session.js';
 
 /**
- * Runs the conversation over `input` until a quit transition or the end of the input. The agent's
+ * Runs the conversation over `input` until a quit transition (or the agent's last words) or the end of
+ * the input. The agent's
  * opening turn, when it has not run yet, comes before the first line is read, so the agent may speak
  * first. Blank lines are skipped: they are a stray Enter, not a reply. `say` gets every agent reply.
  */
@@ -18,16 +19,16 @@ export async function chatInLines(
 ): Promise<void> {
   if (session.fresh) {
     const opening = await session.reply(undefined);
+    if (!opening.ended || opening.lastWords) say(opening.reply);
     if (opening.ended) return;
-    say(opening.reply);
   }
   const lines = createInterface({ input, crlfDelay: Infinity, terminal: false });
   try {
     for await (const line of lines) {
       if (!line.trim()) continue;
       const result = await session.reply(line);
+      if (!result.ended || result.lastWords) say(result.reply);
       if (result.ended) return;
-      say(result.reply);
     }
   } finally {
     lines.close();

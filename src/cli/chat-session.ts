@@ -29,12 +29,16 @@ export class ChatSession {
 
   /**
    * Gives the agent the user's reply (nothing for its opening turn), saves the new state, and returns
-   * what the agent said. `ended` is true once a quit transition was taken.
+   * what the agent said. `ended` is true once a quit transition was taken; `lastWords` when the agent's
+   * reply ended the conversation (its node could only quit, so the quit is taken at once).
    */
-  async reply(text: string | undefined): Promise<ReplyResult> {
-    const result = await this.interpreter.reply(text, this.#state);
+  async reply(text: string | undefined): Promise<ReplyResult & { lastWords: boolean }> {
+    let result = await this.interpreter.reply(text, this.#state);
+    const lastWords = !result.ended && this.interpreter.saidLastWords(result.state);
+    if (lastWords)
+      result = { ...(await this.interpreter.reply(undefined, result.state)), reply: result.reply };
     await this.#file?.save(result.state);
     this.#state = result.state;
-    return result;
+    return { ...result, lastWords };
   }
 }

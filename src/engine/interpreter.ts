@@ -15,6 +15,7 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import { pushFrame } from './frames.js';
+import { isChatNode } from './transitions.js';
 import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
 import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
 import { newState, standingNodes, stateMismatch, workingCopy, type ConversationState } from './state.js';
@@ -176,6 +177,23 @@ export class Interpreter {
     if (resumeAt === undefined) delete work.current;
     else work.current = resumeAt;
     return { value: outcome.value, state: work };
+  }
+
+  /**
+   * True when the agent has said its last words in `state`: the chat node it stands at can only quit,
+   * and no interjection node could take the user's next message elsewhere. AutoGRAMS takes that quit
+   * on the next message, whatever it says; a front end may take it at once (`reply(undefined, state)`)
+   * rather than wait for a message that changes nothing.
+   */
+  saidLastWords(state: ConversationState): boolean {
+    const node = state.current === undefined || state.ended ? undefined : this.graph.get(state.current);
+    return (
+      node !== undefined &&
+      isChatNode(node) &&
+      node.targets.length === 1 &&
+      node.targets[0]!.kind === 'quit' &&
+      !this.graph.nodes().some((n) => n.isInterjection)
+    );
   }
 
   /**

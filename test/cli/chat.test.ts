@@ -99,12 +99,8 @@ describe('meta-agent chat with piped input', () => {
       ?.messages.map((m) => m.content)
       .join('\n');
     expect(farewell).toContain('I am Ann');
-    expect(await savedState(state)).toMatchObject({ current: 'happy', ended: false });
-
-    const third = await chat([GREETER, '--state', state], 'bye\n');
-    expect(third.code).toBe(0);
-    expect(third.stdout).toBe('');
-    expect(await savedState(state)).toMatchObject({ ended: true });
+    // The farewell node can only quit: the conversation ended with it.
+    expect(await savedState(state)).toMatchObject({ current: 'happy', ended: true });
     // Saved through a temporary file that was renamed: nothing else is left in the folder.
     expect(await readdir(dir)).toEqual(['greeter.state.json']);
 
@@ -124,7 +120,7 @@ describe('meta-agent chat with piped input', () => {
 
     // The node the agent wrote is only in the state; the mode stays on for the edited graph.
     const second = await chat([GROWER, '--state', state], 'bye\n');
-    expect(second).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(second).toMatchObject({ code: 0, stdout: 'That is all.\n', stderr: '' });
     const { graph } = saved as { graph: { base: { nodes: unknown }; edits: unknown } };
     expect(await savedState(state)).toMatchObject({
       ended: true,
@@ -213,6 +209,48 @@ describe('meta-agent chat with piped input', () => {
     const saved = await savedState(state);
     expect(saved).toMatchObject({ current: 'check.a', ended: false });
     expect(saved.stack).toMatchObject([{ variables: { turns: 1 } }]);
+  });
+
+  it("ends when the agent's reply can only be followed by quit, without waiting for another line", async () => {
+    const farewell = join(dir, 'farewell.autogram.json');
+    await writeFile(
+      farewell,
+      JSON.stringify({
+        nodes: [
+          { name: 'start1', action: 'chat_exact', instruction: 'Hello! Done already?', transitions: ['bye'] },
+          { name: 'bye', action: 'chat_exact', instruction: 'Goodbye!', transitions: ['quit'] },
+        ],
+      }),
+    );
+    const state = join(dir, 'farewell.state.json');
+    const result = await runCli(['chat', farewell, '--state', state], {
+      input: 'yes\n',
+      keepStdinOpen: true,
+    });
+    expect(result).toMatchObject({ code: 0, stdout: 'Hello! Done already?\nGoodbye!\n' });
+    expect(await savedState(state)).toMatchObject({ ended: true });
+
+    // An interjection could still take the next message elsewhere, so that chat waits for it.
+    const interjected = join(dir, 'interjected.autogram.json');
+    await writeFile(
+      interjected,
+      JSON.stringify({
+        nodes: [
+          { name: 'start1', action: 'chat_exact', instruction: 'Goodbye!', transitions: ['quit'] },
+          {
+            name: 'help',
+            action: 'chat_exact',
+            instruction: 'Here is help.',
+            conditionInterjection: 'The user asks for help.',
+            transitions: ['quit'],
+          },
+        ],
+      }),
+    );
+    const script = join(dir, 'no-help.json');
+    await writeFile(script, JSON.stringify({ rules: [{ role: 'classifier', reply: 'B' }] }));
+    const waited = await chat([interjected, '--provider', 'scripted', '--script', script], 'thanks\n');
+    expect(waited).toMatchObject({ code: 0, stdout: 'Goodbye!\n' });
   });
 
   it('stops a graph that loops without a reply, and says which config field lets it run longer', async () => {

@@ -25,8 +25,10 @@ export interface RunCliOptions {
    * removed first, so a developer's own key or server never leaks into a test.
    */
   env?: Record<string, string>;
-  /** Written to the CLI's stdin, which is then closed. */
+  /** Written to the CLI's stdin, which is then closed (unless `keepStdinOpen`). */
   input?: string;
+  /** Leave stdin open after `input`, as a user at a terminal does: the CLI must end by itself. */
+  keepStdinOpen?: boolean;
   cwd?: string;
   /** Sends SIGINT (Ctrl+C) once, as soon as what the CLI wrote so far passes this test. */
   interruptWhen?: (stderr: string, stdout: string) => boolean;
@@ -69,6 +71,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     });
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, stdout, stderr, ...(signal ? { signal } : {}) }));
-    child.stdin.end(options.input ?? '');
+    if (options.keepStdinOpen) child.stdin.write(options.input ?? '');
+    else child.stdin.end(options.input ?? '');
   });
 }

@@ -18,7 +18,8 @@ const COMMON: [string, string][] = [
   ['PgUp PgDn in the inspector', 'scroll its fields'],
   ['t', 'fold or unfold the decisions behind replies'],
   ['?', 'this help (Esc or ? closes it)'],
-  ['q  Ctrl+C', 'quit (q types a q while the reply line has focus)'],
+  ['q', 'quit (in the reply line it types a q)'],
+  ['Ctrl+C', 'interrupt: quit from anywhere, exit status 130'],
 ];
 
 const CHAT: [string, string][] = [
