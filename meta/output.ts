@@ -3,7 +3,7 @@
  * fails, the partial work (outline, DOT draft, the model's last answer) so the user can see how far the
  * model got and why it stopped.
  */
-import { lstat, mkdir } from 'node:fs/promises';
+import { lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toDot } from '../src/export/dot.js';
 import { toSvgAndHtml } from '../src/export/html.js';
@@ -55,6 +55,9 @@ export async function saveDesignedGraph(dir: string, file: GraphFile): Promise<S
   await mkdir(dir, { recursive: true });
   const paths = designPaths(dir, file.name);
   await saveGraphFile(paths.graph, file);
+  // An earlier failed design of this name left its partial work here; beside a finished design it
+  // would only mislead.
+  await removePartialWork(dir, file.name);
   const { svg, html } = await toSvgAndHtml(file);
   await Promise.all([
     writeFileAtomic(paths.dot, toDot(file)),
@@ -75,17 +78,39 @@ export interface PartialWork {
   record: object;
 }
 
-/** Writes the partial work of a failed design into `dir` as `NAME.partial.*`; returns the paths written. */
+/** Where the partial work of a design named `name` goes in `dir`: `NAME.partial.*`. */
+function partialPaths(dir: string, name: string): Record<keyof PartialWork, string> {
+  const base = join(dir, `${name}.partial`);
+  return {
+    outline: `${base}.outline.md`,
+    dot: `${base}.dot`,
+    lastAnswer: `${base}.last-answer.txt`,
+    record: `${base}.json`,
+  };
+}
+
+/**
+ * Writes the partial work of a failed design into `dir` as `NAME.partial.*`, removing the pieces an
+ * earlier run left that this one did not get to; returns the paths written.
+ */
 export async function savePartialWork(dir: string, name: string, work: PartialWork): Promise<string[]> {
   await mkdir(dir, { recursive: true });
-  const base = join(dir, `${name}.partial`);
+  const paths = partialPaths(dir, name);
   const files: [string, string | undefined][] = [
-    [`${base}.outline.md`, work.outline],
-    [`${base}.dot`, work.dot],
-    [`${base}.last-answer.txt`, work.lastAnswer],
-    [`${base}.json`, `${JSON.stringify(work.record, null, 2)}\n`],
+    [paths.outline, work.outline],
+    [paths.dot, work.dot],
+    [paths.lastAnswer, work.lastAnswer],
+    [paths.record, `${JSON.stringify(work.record, null, 2)}\n`],
   ];
-  const written = files.filter((entry): entry is [string, string] => entry[1] !== undefined);
-  await Promise.all(written.map(([path, text]) => writeFileAtomic(path, text)));
-  return written.map(([path]) => path);
+  await Promise.all(
+    files.map(([path, text]) =>
+      text === undefined ? rm(path, { force: true }) : writeFileAtomic(path, text),
+    ),
+  );
+  return files.filter(([, text]) => text !== undefined).map(([path]) => path);
+}
+
+/** Removes every piece of partial work of a design named `name` from `dir`. */
+async function removePartialWork(dir: string, name: string): Promise<void> {
+  await Promise.all(Object.values(partialPaths(dir, name)).map((path) => rm(path, { force: true })));
 }

@@ -57,6 +57,15 @@ describe('meta-agent call', () => {
     expect(arity.stderr).toBe('error: merge_sort(list) takes 1 argument(s), got 2\n');
   });
 
+  it('says the designer runs through meta-agent design when it is called directly', async () => {
+    const result = await call('meta/designer.autogram.json', 'design("a tutor bot")');
+    expect(result.code).toBe(1);
+    expect(result.stderr.split('\n')[0]).toBe(
+      'error: node "design(description)": Error: the designer runs through meta-agent design "DESCRIPTION", ' +
+        'which lends it the meta helpers it needs; call cannot (line 1)',
+    );
+  });
+
   it('fails with exit 1 naming the node when a function reaches a chat node', async () => {
     const result = await call(TALLY, 'listen(0)');
     expect(result.code).toBe(1);

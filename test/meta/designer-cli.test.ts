@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +105,24 @@ describe('meta-agent design', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(existsSync(join(dir, 'tutor.partial.last-answer.txt'))).toBe(true);
     expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(false);
+  });
+
+  it('clears the partial work of an earlier failed design once one of that name succeeds', async () => {
+    let draws = true;
+    const base = cooperativeDesigner(4);
+    server = await startOpenAIServer({
+      reply: (body) =>
+        !draws && ['dot', 'redraw'].includes(promptKind(body)) ? 'No graphs today.' : base(body),
+    });
+    draws = false;
+    expect((await runCli(designArgs('--name', 'tutor'))).code).toBe(1);
+    const partial = async () => (await readdir(dir)).filter((file) => file.includes('.partial.')).sort();
+    expect(await partial()).toContain('tutor.partial.outline.md');
+
+    draws = true;
+    expect((await runCli(designArgs('--name', 'tutor'))).code).toBe(0);
+    expect(existsSync(join(dir, 'tutor.autogram.json'))).toBe(true);
+    expect(await partial()).toEqual([]);
   });
 
   it('stops at Ctrl+C with exit 130, keeping the outline, without waiting for the model', async () => {
