@@ -107,8 +107,18 @@ describe('a native graph keeps its explicit config', () => {
 
   it('is written by the designer with its classifier context stated', () => {
     const graph = assembleGraph(
-      { start: 'a', nodes: [{ id: 'a', label: 'Greet' }], edges: [] },
-      [{ action: 'chat', instruction: 'Greet the user.', userInstructions: ['Say hi.'] }],
+      {
+        start: 'a',
+        nodes: [
+          { id: 'a', label: 'Greet' },
+          { id: 'goodbye', label: 'Say goodbye' },
+        ],
+        edges: [{ from: 'a', to: 'goodbye', label: 'The user is done' }],
+      },
+      [
+        { action: 'chat', instruction: 'Greet the user.', userInstructions: ['Say hi.'] },
+        { action: 'chat', instruction: 'Say goodbye.', userInstructions: ['Bye.'] },
+      ],
       { name: 'greeter', description: 'greets' },
     );
     expect(graph.config.transitionContext).toBe(1);
