@@ -1,11 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scriptedExample } from '../support/examples.js';
 import { runCli } from '../support/run-cli.js';
-
-const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 describe("the README's offline session", () => {
   let dir: string;
@@ -17,31 +15,14 @@ describe("the README's offline session", () => {
   });
 
   it('designs the quiz bot from scripted answers and chats with it as the README shows', async () => {
-    const design = await runCli(
-      [
-        'design',
-        'a quiz bot',
-        '--provider',
-        'scripted',
-        '--script',
-        join(examples, 'quiz-designer.script.json'),
-      ],
-      { cwd: dir },
-    );
+    const design = await runCli(['design', 'a quiz bot', ...scriptedExample('quiz-designer')], { cwd: dir });
     expect(design.code).toBe(0);
     expect(design.stdout).toContain('chat with it:\n  meta-agent chat quiz_bot.autogram.json');
 
-    const chat = await runCli(
-      [
-        'chat',
-        'quiz_bot.autogram.json',
-        '--provider',
-        'scripted',
-        '--script',
-        join(examples, 'quiz-chat.script.json'),
-      ],
-      { cwd: dir, input: 'yes please\nMars\nno thanks\n' },
-    );
+    const chat = await runCli(['chat', 'quiz_bot.autogram.json', ...scriptedExample('quiz-chat')], {
+      cwd: dir,
+      input: 'yes please\nMars\nno thanks\n',
+    });
     expect(chat).toMatchObject({ code: 0 });
     expect(chat.stdout).toBe(
       [

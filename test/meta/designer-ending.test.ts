@@ -5,7 +5,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { endingNodes, withEnding } from '../../meta/ending.js';
 import { nodeBriefs, nodeFieldsMessages, type DotDraft } from '../../meta/node-fields.js';
@@ -16,9 +15,8 @@ import { designWith } from '../fixtures/design/design-run.js';
 import { pathToQuit } from '../fixtures/design/ending.js';
 import { cooperativeDesigner, promptKind } from '../fixtures/design/replies.js';
 import type { ChatAnswer, ChatRequestBody } from '../support/openai-server.js';
+import { scriptedExample } from '../support/examples.js';
 import { runCli } from '../support/run-cli.js';
-
-const examples = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 let dir: string;
 beforeEach(async () => {
@@ -159,17 +157,7 @@ describe('designed graphs end', () => {
   });
 
   it('when designed from the scripted quiz example, as the README does', async () => {
-    const design = await runCli(
-      [
-        'design',
-        'a quiz bot',
-        '--provider',
-        'scripted',
-        '--script',
-        join(examples, 'quiz-designer.script.json'),
-      ],
-      { cwd: dir },
-    );
+    const design = await runCli(['design', 'a quiz bot', ...scriptedExample('quiz-designer')], { cwd: dir });
     expect(design.code).toBe(0);
     const { file } = await loadGraphFile(join(dir, 'quiz_bot.autogram.json'));
     expect(pathToQuit(file)).toEqual(['start', 'goodbye', 'quit']);
@@ -178,13 +166,12 @@ describe('designed graphs end', () => {
 
 describe('a chat with a designed agent', () => {
   it('ends at the goodbye: exit 0, the goodbye said last, and nothing the user types after it is answered', async () => {
-    const script = (name: string) => ['--provider', 'scripted', '--script', join(examples, name)];
     expect(
-      (await runCli(['design', 'a quiz bot', ...script('quiz-designer.script.json')], { cwd: dir })).code,
+      (await runCli(['design', 'a quiz bot', ...scriptedExample('quiz-designer')], { cwd: dir })).code,
     ).toBe(0);
     const chat = (input: string) =>
       runCli(
-        ['chat', 'quiz_bot.autogram.json', '--state', 'quiz.state.json', ...script('quiz-chat.script.json')],
+        ['chat', 'quiz_bot.autogram.json', '--state', 'quiz.state.json', ...scriptedExample('quiz-chat')],
         {
           cwd: dir,
           input,
