@@ -70,7 +70,80 @@ export type AgentEvent =
       status: 'start' | 'progress' | 'done' | 'retry' | 'fail';
       detail?: string;
     }
-  | { type: 'error'; message: string; node?: string };
+  | { type: 'error'; message: string; node?: string }
+  | GoalEvent;
+
+/**
+ * What the model of a goal-loop step thought before choosing its command (seed 004's `thoughts`). Every
+ * field is model output: untrusted text, possibly empty.
+ */
+export interface Thoughts {
+  text: string;
+  reasoning: string;
+  plan: string;
+  criticism: string;
+  speak: string;
+}
+
+/** Why a goal-loop run ended: exactly one, from this fixed list. */
+export type GoalEndReason =
+  | 'task_complete'
+  | 'max_steps'
+  | 'max_tokens'
+  | 'max_cost'
+  | 'max_time'
+  | 'user'
+  | 'loop'
+  | 'unusable_answers'
+  | 'refused';
+
+/** How a command came to run, or not. */
+export type Authorization = 'user' | 'yes' | 'continuous' | 'allow-rule' | 'no-effect';
+
+/** What a run has spent so far, and its limits (absent: none). */
+export interface GoalSpend {
+  steps: number;
+  tokens: number;
+  costUsd: number;
+  elapsedMs: number;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCostUsd?: number;
+  maxTimeMs?: number;
+}
+
+/** The goal loop's events (`meta-agent run`): one step is thoughts -> command -> authorization -> result. */
+export type GoalEvent =
+  | { type: 'goal.started'; name: string; role: string; goals: string[]; workspace: string; resumed: boolean }
+  | { type: 'goal.step'; step: number }
+  | { type: 'goal.thoughts'; step: number; thoughts: Thoughts }
+  | { type: 'goal.command'; step: number; name: string; args: Record<string, unknown> }
+  /** The command waits for the user's answer (y, n, y -N, or feedback). */
+  | { type: 'goal.awaiting'; step: number; name: string; args: Record<string, unknown>; reason: string }
+  | { type: 'goal.authorized'; step: number; name: string; by: Authorization; continuousLeft?: number }
+  | { type: 'goal.refused'; step: number; name: string; feedback?: string }
+  | {
+      type: 'goal.result';
+      step: number;
+      name: string;
+      ok: boolean;
+      /** What the command returned (tool output: untrusted). */
+      output: string;
+      /** Workspace files the command read, wrote or deleted, relative to the workspace. */
+      files: FileTouch[];
+    }
+  /** An answer the loop could not use; `problem` is what the model is told. */
+  | { type: 'goal.unusable'; step: number; problem: string; streak: number }
+  /** Something the model and the user are told: a loop forming, a budget running low. */
+  | { type: 'goal.warning'; step: number; kind: 'loop' | 'budget' | 'resume'; message: string }
+  | ({ type: 'goal.spend' } & GoalSpend)
+  | ({ type: 'goal.ended'; reason: GoalEndReason; detail: string } & GoalSpend);
+
+/** One workspace file a command touched. */
+export interface FileTouch {
+  path: string;
+  change: 'read' | 'write' | 'append' | 'delete' | 'list';
+}
 
 export type EventListener = (event: AgentEvent) => void;
 

@@ -37,6 +37,26 @@ export interface CompletionRequest {
   signal?: AbortSignal;
   /** What the call is for, e.g. `node greet` or `design: outline`; shown in events and traces. */
   purpose?: string;
+  /**
+   * Functions the model may call instead of answering in text (OpenAI's `tools`); a provider without
+   * native tool calls ignores them, and the caller reads the text.
+   */
+  tools?: ToolSpec[];
+}
+
+/** A function offered to the model as a native tool. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** A native tool call the model made; `arguments` is its JSON text, as the server sent it (unparsed). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 export interface Completion {
@@ -44,6 +64,8 @@ export interface Completion {
   usage: TokenUsage;
   /** The model that answered, as the server named it. */
   model: string;
+  /** Native tool calls, when the request offered tools and the model used them. */
+  toolCalls?: ToolCall[];
 }
 
 export interface CompletionChunk {

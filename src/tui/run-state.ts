@@ -263,6 +263,9 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
         failure: event.message,
       };
     }
+    default:
+      // The goal loop's events belong to its own view (goal-state.ts).
+      return state;
   }
 }
 

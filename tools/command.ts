@@ -1,0 +1,158 @@
+/**
+ * What a goal-loop command is: a name, a description, a zod schema for its arguments and an
+ * implementation, declared once (as AutoGPT forge's `@command`). The prompt's command list, the native
+ * tool-call schema and argument validation are all derived from that one declaration (registry.ts).
+ * A command names the resources it needs and is offered only when the run has them.
+ */
+import type { z } from 'zod';
+import type { FileTouch } from '../src/events.js';
+
+/**
+ * What running a command may change, which decides how it is authorized and whether it may run again
+ * after a crash: `none` and `read`/`compute`/`network` repeat harmlessly; `write`, `delete` and `agent`
+ * are side effects that never run twice.
+ */
+export type Effect = 'none' | 'read' | 'compute' | 'network' | 'write' | 'delete' | 'agent';
+
+/** Effects a resumed run must not repeat when it cannot tell whether they happened. */
+export const SIDE_EFFECTS: ReadonlySet<Effect> = new Set(['write', 'delete', 'agent']);
+
+/** The run's file jail: every path is relative to its root, and none leaves it (workspace.ts). */
+export interface WorkspaceFiles {
+  /** The absolute, real path of the root. */
+  readonly root: string;
+  read(file: string): Promise<string>;
+  /** Replaces (or creates) the file atomically, creating its folders. */
+  write(file: string, text: string): Promise<void>;
+  append(file: string, text: string): Promise<void>;
+  remove(file: string): Promise<void>;
+  /** Files under `directory` (recursively), as paths relative to the root, sorted. */
+  list(directory: string): Promise<string[]>;
+}
+
+/** JavaScript run in the sandbox with nothing of the host: no environment, files or network. */
+export interface CodeRunner {
+  evaluate(code: string): Promise<{ value: unknown; logs: string[] }>;
+}
+
+/** A web page fetched under the run's browsing policy (allow list, private addresses, size cap). */
+export interface WebPage {
+  /** Where the page was in the end, after redirects. */
+  url: string;
+  status: number;
+  /** The page as readable text. */
+  text: string;
+  /** True when the page was cut at the byte cap. */
+  truncated: boolean;
+}
+
+export interface WebAccess {
+  fetchPage(url: string, signal: AbortSignal): Promise<WebPage>;
+}
+
+/** Asks the run's chatbot one question (a browse summary, a sub-task); the call is metered like any other. */
+export type AskModel = (prompt: string, purpose: string, signal: AbortSignal) => Promise<string>;
+
+/** Long-term memory as the goal loop uses it; the store itself is memory/'s. */
+export interface LongTermMemory {
+  add(text: string, meta?: Record<string, string>): Promise<string>;
+  search(query: string, k: number): Promise<Array<{ text: string; score: number }>>;
+}
+
+/** An autogram a run started as a sub-agent. */
+export interface SubAgentInfo {
+  key: string;
+  name: string;
+  task: string;
+  /** The graph file it runs, relative to the workspace. */
+  graph: string;
+}
+
+/** The sub-agents of a run: autograms from graph files, or designed on the spot. */
+export interface SubAgents {
+  start(
+    name: string,
+    task: string,
+    prompt: string,
+    signal: AbortSignal,
+  ): Promise<{ key: string; reply: string }>;
+  message(key: string, message: string, signal: AbortSignal): Promise<string>;
+  list(): SubAgentInfo[];
+  remove(key: string): boolean;
+  /** Calls the callable node `fn` of the graph file `graph` with `args`; returns its value. */
+  call(graph: string, fn: string, args: unknown[], signal: AbortSignal): Promise<unknown>;
+}
+
+/** Everything a command may need; a run offers a command only when it has every resource it names. */
+export interface CommandResources {
+  workspace: WorkspaceFiles;
+  code: CodeRunner;
+  web: WebAccess;
+  ask: AskModel;
+  memory: LongTermMemory;
+  agents: SubAgents;
+}
+
+export type ResourceName = keyof CommandResources;
+
+/** What a command returns: text for the model (untrusted where it comes from outside), and what it did. */
+export interface CommandResult {
+  output: string;
+  /** Workspace files touched, for the view and the run's record. */
+  files?: FileTouch[];
+  /** Set by task_complete: the run ends, with this reason from the model. */
+  complete?: string;
+}
+
+/** The run's resources, the ones a command needs guaranteed, and the signal that cancels it. */
+export type CommandContext<N extends ResourceName = ResourceName> = Pick<CommandResources, N> & {
+  signal: AbortSignal;
+};
+
+/** A command as the registry holds it: its arguments are checked before `run` sees them. */
+export interface Command {
+  readonly name: string;
+  /** A short title, as the seed's list shows it ("Write to file"). */
+  readonly title: string;
+  /** One or two sentences for the model: what it does, what it returns, what it refuses. */
+  readonly description: string;
+  readonly args: z.ZodObject;
+  readonly effect: Effect;
+  readonly needs: readonly ResourceName[];
+  /** Runs the command; `args` must have passed `args.parse` (the loop checks them first). */
+  run(
+    args: Record<string, unknown>,
+    context: Partial<CommandResources> & { signal: AbortSignal },
+  ): Promise<CommandResult>;
+}
+
+/** The declaration of one command; `run` gets its arguments typed by the schema and its resources. */
+export interface CommandSpec<S extends z.ZodObject, N extends ResourceName> {
+  name: string;
+  title: string;
+  description: string;
+  args: S;
+  effect: Effect;
+  needs: readonly N[];
+  run(args: z.infer<S>, context: CommandContext<N>): Promise<CommandResult | string>;
+}
+
+/** Declares a command (one file each in tools/). */
+export function defineCommand<S extends z.ZodObject, N extends ResourceName = never>(
+  spec: CommandSpec<S, N>,
+): Command {
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    args: spec.args,
+    effect: spec.effect,
+    needs: spec.needs,
+    async run(args, context) {
+      for (const need of spec.needs)
+        if (context[need] === undefined) throw new Error(`${spec.name} needs ${need}, which this run lacks`);
+      const result = await spec.run(args as z.infer<S>, context as CommandContext<N>);
+      return typeof result === 'string' ? { output: result } : result;
+    },
+  };
+}
