@@ -21,14 +21,30 @@ export type ModelErrorKind =
   | 'too-large'
   | 'redirect';
 
+/** What the server itself said, for a failure it reported with an HTTP status. */
+export interface ServerReport {
+  /** The HTTP status it answered with. */
+  status?: number;
+  /** The first line of its error message, as it wrote it. */
+  serverMessage?: string;
+}
+
 /** A model call that failed in a way the user can fix or should know about. */
 export class ModelError extends UserError {
+  /** The HTTP status, when the server answered with one. */
+  readonly status?: number;
+  /** The server's own message (first line), when it sent one; `message` is ours. */
+  readonly serverMessage?: string;
+
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
     hint?: string,
+    report: ServerReport = {},
   ) {
     super(message, 1, hint);
+    if (report.status !== undefined) this.status = report.status;
+    if (report.serverMessage !== undefined) this.serverMessage = report.serverMessage;
   }
 }
 
@@ -79,6 +95,7 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    UnprocessableEntityError,
   } = sdk;
   if (error instanceof APIUserAbortError) return error;
   const { baseUrl, model } = context;
@@ -96,6 +113,7 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'auth',
       `the model server at ${baseUrl} rejected the API key (${error.status})`,
       'set OPENAI_API_KEY to a valid key for this server',
+      reportOf(error),
     );
   }
   if (error instanceof NotFoundError) {
@@ -103,6 +121,7 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'unknown-model',
       `model "${model}" is not available at ${baseUrl} (404: unknown model, or the base URL lacks /v1)`,
       'run `meta-agent doctor` to list the models the server offers, then pass --model',
+      reportOf(error),
     );
   }
   if (error instanceof RateLimitError) {
@@ -110,13 +129,15 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'rate-limited',
       `the model server at ${baseUrl} is still rate-limiting${retries}: ${serverMessage(error)}`,
       'wait a minute and try again, or run fewer calls at once',
+      reportOf(error),
     );
   }
-  if (error instanceof BadRequestError) {
+  if (error instanceof BadRequestError || error instanceof UnprocessableEntityError) {
     return new ModelError(
       'bad-request',
       `the model server at ${baseUrl} rejected the request for "${model}": ${serverMessage(error)}`,
       'the server may not support an option meta-agent sent; check its OpenAI compatibility',
+      reportOf(error),
     );
   }
   if (
@@ -132,6 +153,7 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'server',
       `the model server at ${baseUrl} failed (${error.status})${retries}: ${serverMessage(error)}`,
       'check the server log; try again later',
+      reportOf(error),
     );
   }
   if (error instanceof APIError && error.status === undefined) {
@@ -140,9 +162,33 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
       'server',
       `the model server at ${baseUrl} reported an error mid-response: ${serverMessage(error)}`,
       'check the server log; try again later',
+      reportOf(error),
     );
   }
   return undefined;
+}
+
+/** HTTP statuses a server rejecting `tools` answers with: llama.cpp says 500, OpenRouter 404. */
+const TOOL_REJECTION_STATUSES = new Set([400, 404, 422, 500, 501]);
+/** The part of a message that names tool calling. */
+const NAMES_TOOLS =
+  /\btools?\b|\btool[ _-]?(?:choice|call(?:ing|s)?|use)\b|\bfunctions?[ _-]?call(?:ing|s)?\b/i;
+/** The part that says it is not available, or not without a server flag. */
+const REFUSES =
+  /support|not (?:allowed|permitted|enabled|available)|requires?\b|--jinja|--enable|cannot|can't|unrecognized|unknown/i;
+
+/**
+ * True when `error` is a server refusing the `tools` field itself (the server or model has no native
+ * tool calling), as opposed to any other failure: the caller can then ask again without tools. Only an
+ * explicit message counts (Ollama's `… does not support tools`, vLLM's `"auto" tool choice requires
+ * --enable-auto-tool-choice …`, llama.cpp's `tools param requires --jinja flag`, OpenRouter's `No
+ * endpoints found that support tool use`): a bare 400 is as often a request too long or malformed, and
+ * dropping the tools would hide that.
+ */
+export function toolsUnsupported(error: unknown): boolean {
+  if (!(error instanceof ModelError) || error.serverMessage === undefined) return false;
+  if (error.status !== undefined && !TOOL_REJECTION_STATUSES.has(error.status)) return false;
+  return NAMES_TOOLS.test(error.serverMessage) && REFUSES.test(error.serverMessage);
 }
 
 /** A response that does not have the shape the OpenAI protocol promises. */
@@ -248,6 +294,13 @@ function isStreamInterrupted(error: unknown): boolean {
     code === 'ECONNRESET' ||
     (error instanceof TypeError && /terminated/i.test(error.message))
   );
+}
+
+function reportOf(error: APIError): ServerReport {
+  return {
+    ...(typeof error.status === 'number' && { status: error.status }),
+    serverMessage: serverMessage(error),
+  };
 }
 
 function serverMessage(error: APIError): string {

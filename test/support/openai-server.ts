@@ -1,8 +1,8 @@
 /**
  * A real HTTP server on 127.0.0.1 (random port) that speaks the OpenAI protocol, for tests that must go
  * through the real openai SDK: chat completions (whole and streamed as SSE with a final usage chunk),
- * embeddings (float and base64) and the model list. Answers are programmable, every request is logged,
- * and faults can be injected per call.
+ * native tool calls (`tool_calls`, whole and streamed in pieces), embeddings (float and base64) and the
+ * model list. Answers are programmable, every request is logged, and faults can be injected per call.
  *
  * ```ts
  * const server = await startOpenAIServer({ answers: ['Hello!', { fault: 'rate-limit' }] });
@@ -13,7 +13,13 @@
  * ```
  *
  * Answer order for a chat completion: the queue (`answers`, `enqueue`) first, then `reply`, then
- * `defaultAnswer`.
+ * `defaultAnswer`. A `{ toolCalls }` answer calls tools instead of (or after) answering in text:
+ *
+ * ```ts
+ * server.enqueue({ toolCalls: [{ name: 'read_file', arguments: { path: 'notes.md' } }] });
+ * ```
+ *
+ * `rejectTools` makes it a server without native tool calls: 400 to any request that offers `tools`.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -32,7 +38,29 @@ export interface ChatRequestBody {
   response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  /** The functions offered, in OpenAI's shape. */
+  tools?: ChatRequestTool[];
   [field: string]: unknown;
+}
+
+/** One entry of a request's `tools`. */
+export interface ChatRequestTool {
+  type: string;
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+/** One tool call the server answers with. */
+export interface ToolCallAnswer {
+  name: string;
+  /** JSON text, sent as is, or an object, sent as its JSON text. */
+  arguments: string | Record<string, unknown>;
+  /** Default `call_test_<completion>_<position>`. */
+  id?: string;
+}
+
+/** The default message of `rejectTools: true`, as Ollama words it for a model without tool calling. */
+export function noToolsMessage(model: string): string {
+  return `registry.ollama.ai/library/${model} does not support tools`;
 }
 
 /** A failure to inject instead of an answer. */
@@ -45,8 +73,8 @@ export type Fault =
   | { fault: 'unauthorized' }
   /** 404 model_not_found. */
   | { fault: 'unknown-model' }
-  /** 400 with the given message. */
-  | { fault: 'bad-request'; message?: string }
+  /** 400 (or 422, as pydantic-based servers answer) with the given message. */
+  | { fault: 'bad-request'; message?: string; status?: 400 | 422 }
   /** 200 with a body that is not JSON (for a stream: an SSE event that is not JSON). */
   | { fault: 'malformed' }
   /** Sends part of the response, then destroys the connection. */
@@ -73,16 +101,43 @@ export type Fault =
   /** A redirect (default 307) to `location`, stream or not. */
   | { fault: 'redirect'; location: string; status?: number };
 
+/**
+ * A tool-call answer whose `message.tool_calls` (a stream: one chunk's `delta.tool_calls`) is
+ * `toolCalls` exactly as given, however wrong its shape (chat completions only).
+ */
+export interface MalformedToolCalls {
+  fault: 'malformed-tool-calls';
+  toolCalls: unknown;
+}
+
 /** What the server answers to one chat completion. */
 export type ChatAnswer =
   | string
-  | (Fault & { delayMs?: number })
+  | ((Fault | MalformedToolCalls) & { delayMs?: number })
   | {
       text: string;
       /** Override the usage reported; `false` reports none (the client must count tokens itself). */
       usage?: { promptTokens: number; completionTokens: number } | false;
       /** Wait this long before answering (on top of the server's `latencyMs`). */
       delayMs?: number;
+    }
+  | {
+      /**
+       * Calls these tools: `message.tool_calls` with finish_reason `tool_calls`; streamed, each call's
+       * id and name come first and its arguments follow in a few pieces, as OpenAI sends them.
+       */
+      toolCalls: ToolCallAnswer[];
+      /** Text the model says before calling (`content`; none by default: `null`). */
+      text?: string;
+      /** As for a text answer; by default the text and each call's name and arguments are counted. */
+      usage?: { promptTokens: number; completionTokens: number } | false;
+      /** Wait this long before answering (on top of the server's `latencyMs`). */
+      delayMs?: number;
+      /**
+       * `ollama` streams every call whole in one piece, all at `index` 0 with their own ids, as Ollama
+       * does; default `openai`.
+       */
+      streamLike?: 'openai' | 'ollama';
     };
 
 /** One request as received, in arrival order. */
@@ -115,6 +170,11 @@ export interface OpenAIServerOptions {
   apiKey?: string;
   /** Answer 400 to chat requests whose `response_format.type` is one of these. */
   rejectResponseFormats?: Array<'json_schema' | 'json_object'>;
+  /**
+   * Answer 400 to chat requests that offer `tools`, with this message, or with `true` Ollama's for a
+   * model without tool calling (noToolsMessage).
+   */
+  rejectTools?: true | string;
   /**
    * Act like a server that ignores `logit_bias` and `max_tokens` (many local servers): the answer is
    * sent whole. Otherwise both are honoured: the answer is cut to `max_tokens` tokens and, when
@@ -227,13 +287,51 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     if (format && (options.rejectResponseFormats as string[] | undefined)?.includes(format)) {
       return sendError(res, 400, `response_format ${format} is not supported`, 'invalid_request_error');
     }
+    if (options.rejectTools !== undefined && Array.isArray(body.tools) && body.tools.length > 0) {
+      const message = options.rejectTools === true ? noToolsMessage(body.model) : options.rejectTools;
+      return sendError(res, 400, message, 'invalid_request_error');
+    }
     const answer = queue.shift() ?? (await options.reply?.(body, received)) ?? defaultAnswer();
     const normalized = typeof answer === 'string' ? { text: answer } : answer;
     await sleep((options.latencyMs ?? 0) + (normalized.delayMs ?? 0));
     if (res.destroyed) return;
+    if ('fault' in normalized && normalized.fault === 'malformed-tool-calls') {
+      return sendToolCalls(res, `chatcmpl-test-${++completionCount}`, body, {
+        text: null,
+        calls: normalized.toolCalls,
+        usage: undefined,
+        streamLike: 'raw',
+      });
+    }
     if ('fault' in normalized) {
       if (isHostile(normalized)) return sendHostile(res, normalized, body);
       return body.stream ? streamFault(res, normalized, body.model) : sendFault(res, normalized, body.model);
+    }
+    if ('toolCalls' in normalized) {
+      completionCount += 1;
+      const calls = normalized.toolCalls.map((call, position) => ({
+        id: call.id ?? `call_test_${completionCount}_${position}`,
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      }));
+      const text = normalized.text ?? null;
+      const usage =
+        normalized.usage === false || options.sendUsage === false
+          ? undefined
+          : (normalized.usage ?? {
+              promptTokens: countMessageTokens(body.model, body.messages),
+              completionTokens: calls.reduce(
+                (sum, call) =>
+                  sum + countTokens(body.model, call.name) + countTokens(body.model, call.arguments),
+                text ? countTokens(body.model, text) : 0,
+              ),
+            });
+      return sendToolCalls(res, `chatcmpl-test-${completionCount}`, body, {
+        text,
+        calls,
+        usage,
+        streamLike: normalized.streamLike ?? 'openai',
+      });
     }
     const text = shapeAnswer(normalized.text, body);
     const usage =
@@ -413,6 +511,81 @@ function streamAnswer(
   res.end('data: [DONE]\n\n');
 }
 
+/** A tool-call answer: `calls` as they are sent, or (`raw`) whatever a malformed answer holds. */
+type ToolCallReply =
+  | {
+      text: string | null;
+      calls: Array<{ id: string; name: string; arguments: string }>;
+      usage: { promptTokens: number; completionTokens: number } | undefined;
+      streamLike: 'openai' | 'ollama';
+    }
+  | { text: null; calls: unknown; usage: undefined; streamLike: 'raw' };
+
+/** Answers with tool calls, whole or (when the request asks) streamed. */
+function sendToolCalls(res: ServerResponse, id: string, body: ChatRequestBody, reply: ToolCallReply): void {
+  const whole = (call: { id: string; name: string; arguments: string }) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  });
+  if (!body.stream) {
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: reply.text,
+            tool_calls: reply.streamLike === 'raw' ? reply.calls : reply.calls.map(whole),
+          },
+          finish_reason: 'tool_calls',
+          logprobs: null,
+        },
+      ],
+      ...(reply.usage ? { usage: usageJson(reply.usage) } : {}),
+    });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 0, model: body.model, choices, ...extra })}\n\n`,
+    );
+  const delta = (fields: Record<string, unknown>) =>
+    chunk([{ index: 0, delta: fields, finish_reason: null }]);
+  delta({ role: 'assistant', content: reply.text === null ? null : '' });
+  for (const piece of reply.text?.match(/\s*\S+\s*/g) ?? []) delta({ content: piece });
+  if (reply.streamLike === 'raw') {
+    delta({ tool_calls: reply.calls });
+  } else if (reply.streamLike === 'ollama') {
+    for (const call of reply.calls) delta({ tool_calls: [{ index: 0, ...whole(call) }] });
+  } else {
+    for (const [index, call] of reply.calls.entries()) {
+      delta({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      });
+      for (const piece of splitInto(call.arguments, 3)) {
+        delta({ tool_calls: [{ index, function: { arguments: piece } }] });
+      }
+    }
+  }
+  chunk([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]);
+  if (reply.usage && body.stream_options?.include_usage) chunk([], { usage: usageJson(reply.usage) });
+  res.end('data: [DONE]\n\n');
+}
+
+/** `text` in `count` pieces of about equal length (fewer when it is shorter), none empty. */
+function splitInto(text: string, count: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / count));
+  const pieces: string[] = [];
+  for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+  return pieces;
+}
+
 function streamFault(res: ServerResponse, fault: Fault, model: string): void {
   if (fault.fault === 'malformed') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -520,7 +693,7 @@ function sendFault(res: ServerResponse, fault: Fault, model = 'the model'): void
     case 'unknown-model':
       return sendError(res, 404, `The model \`${model}\` does not exist`, 'model_not_found');
     case 'bad-request':
-      return sendError(res, 400, fault.message ?? 'Bad request', 'invalid_request_error');
+      return sendError(res, fault.status ?? 400, fault.message ?? 'Bad request', 'invalid_request_error');
     case 'malformed':
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"id": "chatcmpl-broken", "choices": [ this is not json');
