@@ -1,0 +1,436 @@
+/**
+ * The run's file jail. Every path the model names is relative to the workspace root, and is checked
+ * before anything touches the disk in AutoGPT forge's order (`_sanitize_path`): NUL bytes first, then
+ * the path's text (no `..`, no absolute or Windows paths, no control, invisible or look-alike
+ * characters), then resolution, symlink by symlink, each of which must stay inside the root. The
+ * reserved `.meta-agent` folder at the root holds the run's own state and allow rules and is out of
+ * reach. Files are created with O_NOFOLLOW (and O_EXCL for temporary files), so a symlink swapped in
+ * after the check is not followed out; the folders above a file are checked, not held open, since
+ * Node has no openat(2).
+ *
+ * Messages are written for the model, which is told them and goes on: they name paths relative to the
+ * workspace, never the host's, and say what to do instead.
+ */
+import { constants, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join, relative as relativeTo, sep } from 'node:path';
+import { removeStaleTemps, tempPathFor } from '../src/write-file.js';
+import type { WorkspaceFiles } from './command.js';
+
+/** The folder at the root where the run keeps its saved state and allow rules. */
+export const RESERVED_FOLDER = '.meta-agent';
+/** The largest file `read` returns. */
+export const MAX_READ_BYTES = 1024 * 1024;
+/** The longest path accepted, in UTF-8 bytes (Linux's PATH_MAX). */
+export const MAX_PATH_BYTES = 4096;
+/** The most files `list` returns; past it, the list ends with LIST_NOTE. */
+export const LIST_LIMIT = 1000;
+/** The last entry of a list cut at LIST_LIMIT. It starts with "…", which no accepted path can hold. */
+export const LIST_NOTE = `… more files not listed (the list stops at ${LIST_LIMIT}); search a subfolder to see them.`;
+
+/** A path refused because it would leave the workspace or reach what it must not; the run goes on. */
+export class JailError extends Error {
+  override readonly name = 'JailError';
+
+  /** `path` is the path as the model gave it. */
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+// Absent on Windows, where a symlink swapped in at the last moment cannot be refused this way.
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+// A FIFO would block an open for reading until a writer came; with this it opens, and is refused.
+const NO_BLOCK = constants.O_NONBLOCK ?? 0;
+
+/**
+ * Characters that look like `/`, `\` or `.` and that NFKC leaves as they are (from Unicode's
+ * confusables.txt; real letters of a script are left out). Those NFKC folds are refused by that test.
+ */
+const LOOK_ALIKES: ReadonlyMap<string, string> = new Map([
+  ...[...'\u1735\u2041\u2044\u2215\u2571\u27cb\u29f8\u3033\u31d3\u{1d23a}'].map((c) => [c, '/'] as const),
+  ...[...'\u2216\u2572\u27cd\u29f5\u29f9\u31d4'].map((c) => [c, '\\'] as const),
+  ...[...'\u0701\u0702\ua4f8\ua60e\u{10a50}\u{1d16d}'].map((c) => [c, '.'] as const),
+]);
+
+/** Zero-width, joiner, variation and text-direction characters: a name holding one is not what it shows. */
+const INVISIBLE: ReadonlyArray<readonly [number, number]> = [
+  [0x00ad, 0x00ad],
+  [0x034f, 0x034f],
+  [0x061c, 0x061c],
+  [0x180e, 0x180e],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x2064],
+  [0x2066, 0x206f],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+];
+
+/**
+ * The workspace-relative form of `path` ("notes/todo.txt", or "." for the root when `root` allows it),
+ * or a JailError saying why the path is refused. Looks at the text only; `Workspace` then resolves it.
+ */
+export function workspacePath(path: string, options: { root?: boolean } = {}): string {
+  const refuse = (problem: string) => new JailError(`The path ${shown(path)} ${problem}.`, path);
+  if (path.includes('\0')) throw refuse('contains a NUL byte, which no file name can hold');
+  const size = Buffer.byteLength(path);
+  if (size > MAX_PATH_BYTES) throw refuse(`is ${size} bytes long; paths may have at most ${MAX_PATH_BYTES}`);
+  for (const char of path) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f))
+      throw refuse(
+        `contains the control character ${codePoint(char)}; name the file with printable characters`,
+      );
+    if (invisible(code))
+      throw refuse(
+        `contains the invisible or text-direction character ${codePoint(char)}; type the name without it`,
+      );
+    const like = LOOK_ALIKES.get(char) ?? char.normalize('NFKC');
+    if (like !== char)
+      throw refuse(
+        `contains ${codePoint(char)} "${char}", which ${LOOK_ALIKES.has(char) ? 'looks like' : 'Unicode normalization turns into'} "${like}"; write the name in plain characters (folders are separated by "/")`,
+      );
+  }
+  if (path.normalize('NFKC') !== path)
+    throw refuse('is not in Unicode normal form (NFKC); write its accented letters as single characters');
+  if (path.includes('\\'))
+    throw refuse('contains a backslash; separate folders with "/", as in "notes/todo.txt"');
+  if (path.startsWith('/'))
+    throw refuse('is absolute; name files relative to the workspace, as in "notes/todo.txt"');
+  if (path.startsWith('~'))
+    throw refuse(
+      'starts with "~" (a home folder); name files relative to the workspace, as in "notes/todo.txt"',
+    );
+  if (/^[a-z]:/i.test(path))
+    throw refuse('starts with a drive letter; name files relative to the workspace, as in "notes/todo.txt"');
+  const names = path.split('/');
+  if (names.includes('..')) throw refuse(`contains "..", which is not allowed; ${instead(names)}`);
+  const kept = names.filter((name) => name !== '' && name !== '.');
+  if (kept.length === 0) {
+    if (options.root) return '.';
+    throw refuse(
+      path === ''
+        ? 'is empty; name a file, as in "notes/todo.txt"'
+        : 'names the workspace itself, not a file in it',
+    );
+  }
+  if (kept[0]?.toLowerCase() === RESERVED_FOLDER)
+    throw refuse(`is in ${RESERVED_FOLDER}, where the run keeps its own state; use another folder`);
+  return kept.join('/');
+}
+
+/** "1 byte", "12 bytes", "1,048,577 bytes". */
+export function describeBytes(count: number): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? 'byte' : 'bytes'}`;
+}
+
+/** Where a checked path is on the disk, and what is there (undefined: nothing yet). */
+interface Place {
+  relative: string;
+  real: string;
+  stats: Stats | undefined;
+}
+
+type Action = 'read' | 'write' | 'append to' | 'delete' | 'list';
+
+/** The run's workspace: a folder the agent's file commands cannot leave (see the top of this file). */
+export class Workspace implements WorkspaceFiles {
+  private constructor(readonly root: string) {}
+
+  /** The workspace at `root`, created when missing; `root` is kept as its real path. */
+  static async open(root: string): Promise<Workspace> {
+    await mkdir(root, { recursive: true });
+    return new Workspace(await realpath(root));
+  }
+
+  /** The text of a file, up to MAX_READ_BYTES; folders, binary files and devices are refused. */
+  read(file: string): Promise<string> {
+    return this.#act('read', file, { follow: true }, async (place) => {
+      this.#mustBeFile('read', place);
+      const handle = await open(place.real, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK);
+      try {
+        const stats = await handle.stat();
+        this.#mustBeFile('read', { ...place, stats });
+        if (stats.size > MAX_READ_BYTES)
+          throw failure(
+            'read',
+            place.relative,
+            `it is ${sizeOf(stats.size)}, and files over 1 MiB cannot be read`,
+          );
+        const data = await handle.readFile();
+        if (data.includes(0)) throw failure('read', place.relative, 'it is a binary file, not text');
+        return data.toString('utf8');
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  /**
+   * Replaces (or creates) a file, creating its folders: the text goes to a temporary file beside it,
+   * renamed over it, so the file is never half written. A symlink (inside) keeps pointing at the file.
+   */
+  write(file: string, text: string): Promise<void> {
+    return this.#act('write', file, { follow: true }, async (place) => {
+      if (place.stats) this.#mustBeFile('write', place);
+      await mkdir(dirname(place.real), { recursive: true });
+      await replace(place.real, text, place.stats);
+    });
+  }
+
+  /** Adds text at the end of a file, creating it (and its folders) when missing. */
+  append(file: string, text: string): Promise<void> {
+    return this.#act('append to', file, { follow: true }, async (place) => {
+      if (place.stats) this.#mustBeFile('append to', place);
+      await mkdir(dirname(place.real), { recursive: true });
+      const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW | NO_BLOCK;
+      const handle = await open(place.real, flags, 0o666);
+      try {
+        this.#mustBeFile('append to', { ...place, stats: await handle.stat() });
+        await handle.appendFile(text);
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  /** Deletes a file; a symlink is removed itself, not what it points to. Folders are refused. */
+  remove(file: string): Promise<void> {
+    return this.#act('delete', file, { follow: false }, async (place) => {
+      if (!place.stats) throw failure('delete', place.relative, 'there is no such file in the workspace');
+      if (place.stats.isDirectory())
+        throw failure('delete', place.relative, 'it is a folder, and only files can be deleted');
+      await unlink(place.real);
+    });
+  }
+
+  /**
+   * The files under `directory` ("." or "" for the whole workspace), recursively, as paths relative to
+   * the root, sorted folder by folder. Symlinks are listed only when they lead to a file inside the
+   * workspace, and never descended into; `.meta-agent` and names the jail would refuse are left out.
+   * At most LIST_LIMIT paths, then LIST_NOTE when there were more.
+   */
+  list(directory: string): Promise<string[]> {
+    return this.#act('list', directory, { follow: true, root: true }, async (place) => {
+      if (!place.stats) throw failure('list', place.relative, 'there is no such folder in the workspace');
+      if (!place.stats.isDirectory()) throw failure('list', place.relative, 'it is a file, not a folder');
+      const found: string[] = [];
+      const cut = await this.#walk(place.real, place.relative, found);
+      return cut ? [...found.slice(0, LIST_LIMIT), LIST_NOTE] : found;
+    });
+  }
+
+  /** Checks `path`, locates it, and runs `body`; file-system errors become messages for the model. */
+  async #act<T>(
+    action: Action,
+    path: string,
+    options: { follow: boolean; root?: boolean },
+    body: (place: Place) => Promise<T>,
+  ): Promise<T> {
+    const relative = workspacePath(path, { root: options.root });
+    try {
+      return await body(await this.#locate(action, path, relative, options.follow));
+    } catch (error) {
+      throw explain(error, action, relative);
+    }
+  }
+
+  /**
+   * Resolves `relative` name by name. Each symlink on the way must lead inside the root and outside
+   * `.meta-agent`; the last one is followed only when `follow` is set (else it is the thing acted on).
+   */
+  async #locate(action: Action, path: string, relative: string, follow: boolean): Promise<Place> {
+    const names = relative === '.' ? [] : relative.split('/');
+    let real = this.root;
+    let stats: Stats | undefined = await stat(real);
+    for (const [index, name] of names.entries()) {
+      if (!stats.isDirectory())
+        throw failure(action, relative, `"${names.slice(0, index).join('/')}" is a file, not a folder`);
+      const next = join(real, name);
+      stats = await lstat(next).catch(ifMissing);
+      if (stats === undefined) return { relative, real: join(next, ...names.slice(index + 1)), stats };
+      if (!stats.isSymbolicLink()) {
+        real = next;
+        continue;
+      }
+      const target = await this.#follow(next, names.slice(0, index + 1).join('/'), path);
+      const last = index === names.length - 1;
+      if (last && !follow) return { relative, real: next, stats };
+      real = target;
+      stats = await stat(real);
+    }
+    return { relative, real, stats };
+  }
+
+  /** Where the symlink `link` leads, refused unless that is inside the workspace (and not reserved). */
+  async #follow(link: string, linkRelative: string, path: string): Promise<string> {
+    const through = `goes through the symbolic link "${linkRelative}", which`;
+    let target: string;
+    try {
+      target = await realpath(link);
+    } catch (error) {
+      if (!['ENOENT', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      throw new JailError(
+        `The path ${shown(path)} ${through} leads nowhere (its target is missing, or it loops); use another path.`,
+        path,
+      );
+    }
+    if (!this.#contains(target))
+      throw new JailError(
+        `The path ${shown(path)} ${through} leads outside the workspace; files outside the workspace cannot be reached.`,
+        path,
+      );
+    if (this.#reserved(target))
+      throw new JailError(
+        `The path ${shown(path)} ${through} leads into ${RESERVED_FOLDER}, where the run keeps its own state; use another folder.`,
+        path,
+      );
+    return target;
+  }
+
+  /** Adds the files under `folder` to `found`, in order; true when it stopped past LIST_LIMIT. */
+  async #walk(folder: string, relative: string, found: string[]): Promise<boolean> {
+    const entries = await readdir(folder, { withFileTypes: true });
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const path = relative === '.' ? entry.name : `${relative}/${entry.name}`;
+      if (!reachable(path)) continue;
+      const full = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (await this.#walk(full, path, found)) return true;
+        continue;
+      }
+      if (entry.isFile() || (entry.isSymbolicLink() && (await this.#leadsToFile(full)))) found.push(path);
+      if (found.length > LIST_LIMIT) return true;
+    }
+    return false;
+  }
+
+  async #leadsToFile(link: string): Promise<boolean> {
+    const target = await realpath(link).catch(() => undefined);
+    if (target === undefined || !this.#contains(target) || this.#reserved(target)) return false;
+    return (await stat(target)).isFile();
+  }
+
+  #contains(real: string): boolean {
+    return real === this.root || real.startsWith(this.root.endsWith(sep) ? this.root : this.root + sep);
+  }
+
+  #reserved(real: string): boolean {
+    return relativeTo(this.root, real).split(sep)[0]?.toLowerCase() === RESERVED_FOLDER;
+  }
+
+  #mustBeFile(action: Action, place: Place): void {
+    if (place.stats === undefined)
+      throw failure(action, place.relative, 'there is no such file in the workspace');
+    if (place.stats.isDirectory()) throw failure(action, place.relative, 'it is a folder, not a file');
+    if (!place.stats.isFile())
+      throw failure(action, place.relative, 'it is not a regular file (a device, pipe or socket)');
+  }
+}
+
+/** Writes `text` to a temporary file beside `real`, with the old file's permissions, and renames it over. */
+async function replace(real: string, text: string, existing: Stats | undefined): Promise<void> {
+  await removeStaleTemps(real);
+  const temp = tempPathFor(real);
+  const mode = existing ? existing.mode & 0o777 : 0o666;
+  try {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+    const handle = await open(temp, flags, mode);
+    try {
+      // The mode given to open is cut by the umask; an existing file's is restored as it was.
+      if (existing) await handle.chmod(mode);
+      await handle.writeFile(text);
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, real);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+function failure(action: Action, relative: string, reason: string): Error {
+  return new Error(`Could not ${action} "${relative}": ${reason}.`);
+}
+
+const REASONS: Readonly<Record<string, string>> = {
+  ENOENT: 'there is no such file or folder in the workspace',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'part of the path is a file, not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the workspace is read-only',
+  ELOOP: 'it became a symbolic link, which is not followed',
+  ENAMETOOLONG: 'a name in it is too long for the file system',
+  ENXIO: 'it is not a regular file (a device, pipe or socket)',
+};
+
+/** A file-system error as a message naming the workspace path, never the host's; others pass through. */
+function explain(error: unknown, action: Action, relative: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string') return error;
+  return new Error(`Could not ${action} "${relative}": ${REASONS[code] ?? `the file system said ${code}`}.`, {
+    cause: error,
+  });
+}
+
+function ifMissing(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  throw error;
+}
+
+/** True when the jail would accept `path`: names it refuses are not listed, since they cannot be used. */
+function reachable(path: string): boolean {
+  try {
+    workspacePath(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What the model can write instead of a path with "..": its plain form when that stays inside. */
+function instead(names: string[]): string {
+  const kept: string[] = [];
+  for (const name of names) {
+    if (name === '..') {
+      if (kept.pop() === undefined) return 'files outside the workspace cannot be reached';
+    } else if (name !== '' && name !== '.') kept.push(name);
+  }
+  return kept.length > 0
+    ? `write "${kept.join('/')}" instead`
+    : 'name files from the workspace root, as in "notes/todo.txt"';
+}
+
+function sizeOf(bytes: number): string {
+  return `${describeBytes(bytes)} (${(bytes / MAX_READ_BYTES).toFixed(1)} MiB)`;
+}
+
+function codePoint(char: string): string {
+  return `U+${hex(char).toUpperCase()}`;
+}
+
+function hex(char: string): string {
+  return (char.codePointAt(0) ?? 0).toString(16).padStart(4, '0');
+}
+
+function invisible(code: number): boolean {
+  return INVISIBLE.some(([first, last]) => code >= first && code <= last);
+}
+
+/** `path` quoted for a message: escapes control and invisible characters, and cuts a long one short. */
+function shown(path: string): string {
+  const chars = [...path];
+  const cut = chars.length > 120 ? `${chars.slice(0, 100).join('')}…` : path;
+  return [...JSON.stringify(cut)]
+    .map((char) => (invisible(char.codePointAt(0) ?? 0) ? `\\u${hex(char)}` : char))
+    .join('');
+}
