@@ -7,7 +7,7 @@ export const appendToFile = defineCommand({
   name: 'append_to_file',
   title: 'Append to file',
   description:
-    'Adds text at the end of a file in the workspace (path relative to it), creating the file when it does not exist. Returns how many bytes were added.',
+    'Adds text at the end of a file in the workspace (path relative to it), creating the file when it does not exist. Returns how many bytes were added, and how they begin.',
   args: z.object({
     file: z.string().describe('file'),
     text: z.string().describe('text'),
@@ -18,7 +18,8 @@ export const appendToFile = defineCommand({
     await workspace.append(file, text);
     const path = workspacePath(file);
     return {
-      output: `Appended ${describeBytes(Buffer.byteLength(text))} to ${path}.`,
+      // What was added, in short: appending different lines to one file is steady work, not a loop.
+      output: `Appended ${describeBytes(Buffer.byteLength(text))} to ${path}: ${JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text)}.`,
       files: [{ path, change: 'append' }],
     };
   },

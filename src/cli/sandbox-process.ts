@@ -2,8 +2,8 @@
  * Code nodes run in isolated-vm, which needs a process started with `--no-node-snapshot`
  * (sandbox/isolated-vm.ts). The flag costs every process some 35 ms of start-up, so bin/meta-agent.js
  * starts without it, and a command that is about to run code restarts itself with it before it has
- * loaded, read or written anything: `design` and `doctor` always, `chat`, `call` and `simulate` when their
- * graph may run code.
+ * loaded, read or written anything: `design`, `doctor` and `run` always, `chat`, `call` and `simulate`
+ * when their graph may run code.
  */
 import { readFile } from 'node:fs/promises';
 import { isCallAction, parseTransition } from '../graph/parse.js';
@@ -25,7 +25,7 @@ export async function restartForSandbox(): Promise<void> {
 }
 
 /** Commands that run code whatever they are given. */
-const ALWAYS_RUN_CODE = new Set(['design', 'doctor']);
+const ALWAYS_RUN_CODE = new Set(['design', 'doctor', 'run']);
 
 /** Commands that run code when their graph file, their first argument, has some. */
 const RUN_GRAPHS = new Set(['call', 'chat', 'simulate']);

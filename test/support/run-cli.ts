@@ -34,6 +34,8 @@ export interface RunCliOptions {
   interruptWhen?: (stderr: string, stdout: string) => boolean;
   /** Sends SIGINT (Ctrl+C) once this settles: for a moment the CLI shows nothing of, like a call in flight. */
   interruptOn?: Promise<unknown>;
+  /** Sends SIGKILL (`kill -9`) as soon as what the CLI wrote so far passes this test. */
+  killWhen?: (stderr: string, stdout: string) => boolean;
 }
 
 /** Runs `meta-agent ...args` and resolves when it exits. */
@@ -55,8 +57,10 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     let stdout = '';
     let stderr = '';
     let interrupted = false;
+    let killed = false;
     const interruptIfDue = () => {
       if (!interrupted && options.interruptWhen?.(stderr, stdout)) interrupted = child.kill('SIGINT');
+      if (!killed && options.killWhen?.(stderr, stdout)) killed = child.kill('SIGKILL');
     };
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;

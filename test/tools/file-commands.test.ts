@@ -84,7 +84,7 @@ describe('write_to_file', () => {
 describe('append_to_file', () => {
   it('creates the file, then adds to its end', async () => {
     expect(await run(appendToFile, { file: 'log.txt', text: 'one\n' })).toEqual({
-      output: 'Appended 4 bytes to log.txt.',
+      output: 'Appended 4 bytes to log.txt: "one\\n".',
       files: [{ path: 'log.txt', change: 'append' }],
     });
     await run(appendToFile, { file: 'log.txt', text: 'two\n' });

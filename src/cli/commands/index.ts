@@ -9,6 +9,7 @@ import { register as registerDesign } from './design.js';
 import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
+import { register as registerRun } from './run.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -25,6 +26,7 @@ export const commands: RegisterCommand[] = [
   registerChat,
   registerCall,
   registerSimulate,
+  registerRun,
   registerValidate,
   registerShow,
   registerExport,

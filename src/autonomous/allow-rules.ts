@@ -1,0 +1,50 @@
+/**
+ * Allow rules remembered per workspace: the commands a user answered "always" for, kept in the
+ * workspace's reserved `.meta-agent/allow.json`, which the agent's own file commands cannot reach.
+ * The file is read as untrusted input: anything but a list of known command names is ignored, loudly.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeTextFile } from '../write-file.js';
+import { RESERVED_FOLDER } from '../../tools/workspace.js';
+
+export function allowRulesPath(workspace: string): string {
+  return join(workspace, RESERVED_FOLDER, 'allow.json');
+}
+
+/** The remembered rules, and what was wrong with the file when something was. */
+export async function loadAllowRules(
+  workspace: string,
+  known: readonly string[],
+): Promise<{ commands: string[]; problem?: string }> {
+  let text: string;
+  try {
+    text = await readFile(allowRulesPath(workspace), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { commands: [] };
+    return { commands: [], problem: (error as Error).message };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { commands: [], problem: `not JSON (${(error as Error).message})` };
+  }
+  const listed = (value as { commands?: unknown } | null)?.commands;
+  if (!Array.isArray(listed)) return { commands: [], problem: 'expected {"commands": ["name", …]}' };
+  const commands = listed.filter((name): name is string => typeof name === 'string' && known.includes(name));
+  const unknown = listed.length - commands.length;
+  return unknown > 0 ? { commands, problem: `${unknown} unknown command name(s) ignored` } : { commands };
+}
+
+/** Adds `command` to the workspace's rules. */
+export async function rememberAllowRule(
+  workspace: string,
+  current: readonly string[],
+  command: string,
+): Promise<string[]> {
+  const commands = [...new Set([...current, command])].sort();
+  await mkdir(join(workspace, RESERVED_FOLDER), { recursive: true });
+  await writeTextFile(allowRulesPath(workspace), `${JSON.stringify({ commands }, null, 2)}\n`);
+  return commands;
+}

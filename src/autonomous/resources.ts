@@ -1,0 +1,83 @@
+/**
+ * What a goal-loop run works with, assembled once for every way a run starts (`meta-agent run`, and a
+ * `goal_loop` node of an autogram): the workspace jail, the sandbox for evaluate_code, sub-agents,
+ * browsing when allowed, and memory when there is one; then the commands those make possible.
+ */
+import type { EventBus } from '../events.js';
+import type { ModelSet } from '../llm/types.js';
+import type { CommandResources, LongTermMemory } from '../../tools/command.js';
+import { commandRegistry } from '../../tools/index.js';
+import type { CommandRegistry } from '../../tools/registry.js';
+import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
+import { AutogramAgents } from '../../tools/sub-agents.js';
+import { PolicedWeb } from '../../tools/web.js';
+import { Workspace } from '../../tools/workspace.js';
+
+export interface ResourceOptions {
+  /** The workspace folder (created when missing). */
+  workspace: string;
+  /** Metered models: sub-agents and browse summaries are spent like the run's own calls. */
+  models: ModelSet;
+  events: EventBus;
+  /** Hosts browse_website may fetch; none: the command is not offered. */
+  allowWeb?: string[];
+  allowPrivateNetwork?: boolean;
+  memory?: LongTermMemory;
+  /** A saved sub-agents snapshot to bring back (a resumed run's). */
+  agents?: unknown;
+}
+
+/** A run's resources and the commands they make possible. Dispose when the run is over. */
+export interface GoalResources {
+  workspace: Workspace;
+  agents: AutogramAgents;
+  resources: Partial<CommandResources>;
+  registry: CommandRegistry;
+  /** The prompt's Resources section. */
+  lines: string[];
+  dispose(): void;
+}
+
+/** Opens the resources of a run. A workspace that cannot be used or a snapshot that cannot be restored throws. */
+export async function openGoalResources(options: ResourceOptions): Promise<GoalResources> {
+  const workspace = await Workspace.open(options.workspace);
+  const agentOptions = { workspace, models: options.models, events: options.events };
+  const agents =
+    options.agents === undefined
+      ? new AutogramAgents(agentOptions)
+      : await AutogramAgents.restore(options.agents, agentOptions);
+  const code = await SandboxCodeRunner.create();
+  const { chatbot } = options.models;
+  const resources: Partial<CommandResources> = {
+    workspace,
+    code,
+    agents,
+    ask: async (prompt, purpose, signal) =>
+      (await chatbot.complete({ messages: [{ role: 'user', content: prompt }], purpose, signal })).text,
+    ...(options.allowWeb?.length && {
+      web: new PolicedWeb({
+        allowHosts: options.allowWeb,
+        allowPrivate: options.allowPrivateNetwork ?? false,
+      }),
+    }),
+    ...(options.memory && { memory: options.memory }),
+  };
+  const lines = [
+    'File input and output in your workspace folder.',
+    'JavaScript evaluation in a sandbox (no files, network or environment).',
+    ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),
+    'Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.',
+    ...(resources.memory ? ['Long Term memory management.'] : []),
+  ];
+  return {
+    workspace,
+    agents,
+    resources,
+    registry: commandRegistry().offered(resources),
+    lines,
+    dispose: () => {
+      agents.dispose();
+      code.dispose();
+    },
+  };
+}

@@ -1,0 +1,274 @@
+/** What `meta-agent run` does (declared in ../commands/run.ts). */
+import { mkdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { allowRulesPath, loadAllowRules, rememberAllowRule } from '../../autonomous/allow-rules.js';
+import { GoalLoop } from '../../autonomous/goal-loop.js';
+import { loadRun, saveRun } from '../../autonomous/run-file.js';
+import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
+import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
+import { attachTrace } from '../../engine/trace.js';
+import { InvalidFileError, UserError } from '../../errors.js';
+import { EventBus } from '../../events.js';
+import { closestName } from '../../graph/names.js';
+import type { LanguageModel, ModelSet } from '../../llm/types.js';
+import { UsageMeter } from '../../llm/usage.js';
+import { RESERVED_FOLDER } from '../../../tools/workspace.js';
+import { printEvents } from '../chat-lines.js';
+import type { RunOptions } from '../commands/run.js';
+import { printGoalLines, runSummary } from '../goal-lines.js';
+import { askForGoals } from '../goal-setup.js';
+import { modelsFromOptions } from '../model-options.js';
+import { writeErr, writeOut } from '../terminal.js';
+
+/** Steps a new run may take unless --max-steps says otherwise. */
+export const DEFAULT_MAX_STEPS = 50;
+
+/** How long a second Ctrl+C waits for the run to save before the process exits anyway. */
+const EXIT_GRACE_MS = 3000;
+
+export async function runGoals(options: RunOptions): Promise<void> {
+  const interactive =
+    options.tui && !options.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
+  const { state, path } = await openRun(options, interactive);
+  const bus = new EventBus();
+  const meter = new UsageMeter(bus);
+  const { models } = await modelsFromOptions(options);
+  const metered = meter.meter(models);
+  if (metered.chatbot.scripted)
+    writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  const opened = await openResources(state, metered, bus, options);
+  const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
+  try {
+    await goOn(state, path, { bus, chatbot: metered.chatbot, opened, options, interactive });
+  } finally {
+    stopTrace?.();
+    opened.dispose();
+  }
+}
+
+/** Runs the loop with its front end: the run view in a terminal, lines or JSON events otherwise. */
+async function goOn(
+  state: RunState,
+  path: string,
+  setup: {
+    bus: EventBus;
+    chatbot: LanguageModel;
+    opened: GoalResources;
+    options: RunOptions;
+    interactive: boolean;
+  },
+): Promise<void> {
+  const { bus, chatbot, opened, options, interactive } = setup;
+  const { workspace, agents, registry } = opened;
+  const allow = await allowList(options, workspace.root, registry.names());
+  const stopPrinting = options.json
+    ? printEvents(bus, (line) => writeOut(line))
+    : interactive
+      ? undefined
+      : printGoalLines(bus, (line) => writeOut(line));
+  writeErr(`[run] saving to ${shown(path)} after every step\n`);
+  const ui = interactive
+    ? (await import('../../tui/goal/index.js')).renderGoalUI({
+        bus,
+        state,
+        model: chatbot.modelName,
+        scripted: chatbot.scripted,
+        savedTo: shown(path),
+      })
+    : undefined;
+  const loop = new GoalLoop({
+    state,
+    chatbot,
+    registry,
+    resources: opened.resources,
+    resourceLines: opened.lines,
+    permissions: { yes: options.yes ?? false, allow },
+    ...(ui && { approver: ui.approver }),
+    rememberRule: async (command) => {
+      await rememberAllowRule(workspace.root, [...allow], command);
+      ui?.notice(`${command} is now allowed in this workspace (${shown(allowRulesPath(workspace.root))})`);
+    },
+    save: async (current) => {
+      current.agents = agents.snapshot();
+      await saveRun(path, current);
+    },
+    events: bus,
+  });
+  const ctrlC = onCtrlC(loop, ui);
+  try {
+    const ended = await loop.run(ctrlC.signal);
+    ui?.finish();
+    if (!options.json) writeOut(`${runSummary(ended)}\n`);
+    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with --resume ${shown(path)}\n`);
+    process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
+  } catch (error) {
+    writeErr(`[run] the run is saved; continue it with --resume ${shown(path)}\n`);
+    throw error;
+  } finally {
+    ctrlC.dispose();
+    ui?.unmount();
+    stopPrinting?.();
+  }
+}
+
+/** The run to go on with: resumed from --resume, or new from the flags (or the questions in a terminal). */
+async function openRun(
+  options: RunOptions,
+  interactive: boolean,
+): Promise<{ state: RunState; path: string }> {
+  const budget = budgetFrom(options);
+  if (options.resume !== undefined) {
+    if (options.goal || options.name || options.role || options.workspace)
+      throw new UserError(
+        '--resume continues a saved run with its own goals, name, role and workspace',
+        2,
+        'leave out --goal, --name, --role and --workspace, or start a new run without --resume',
+      );
+    const state = await loadRun(options.resume);
+    if (state.ended?.reason === 'task_complete')
+      throw new UserError(
+        `the run in ${options.resume} is complete (task_complete: ${state.ended.detail})`,
+        2,
+        'start a new run with --goal',
+      );
+    state.budget = { ...state.budget, ...budget };
+    if (options.continuous !== undefined) state.continuousLeft = options.continuous;
+    if (state.ended) {
+      writeErr(`[run] resuming a run that ended with ${state.ended.reason}: ${state.ended.detail}\n`);
+      delete state.ended;
+      state.unusableStreak = 0;
+      state.refusedStreak = 0;
+    }
+    return { state, path: resolve(options.resume) };
+  }
+  const setup =
+    options.goal && options.goal.length > 0
+      ? { name: options.name ?? 'Agent', role: options.role ?? defaultRole, goals: options.goal }
+      : interactive
+        ? await askForGoals({ name: options.name, role: options.role })
+        : undefined;
+  if (!setup)
+    throw new UserError('no goal given', 2, 'pass --goal "…" (up to 5), or run in a terminal to be asked');
+  if (setup.goals.length > 5)
+    throw new UserError(
+      `${setup.goals.length} goals given; a run takes at most 5`,
+      2,
+      'merge or drop some --goal',
+    );
+  const workspace = resolve(options.workspace ?? 'workspace');
+  const state = newRunState({
+    ...setup,
+    workspace,
+    budget: { maxSteps: DEFAULT_MAX_STEPS, ...budget },
+    ...(options.continuous !== undefined && { continuous: options.continuous }),
+    answerFormat: options.answers,
+  });
+  const folder = join(workspace, RESERVED_FOLDER, 'runs');
+  await mkdir(folder, { recursive: true });
+  return { state, path: join(folder, `${slug(setup.name)}-${state.id}.run.json`) };
+}
+
+const defaultRole =
+  'an AI that pursues the goals below with the commands it has, and stops when they are met.';
+
+function budgetFrom(options: RunOptions): Budget {
+  return {
+    ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
+    ...(options.maxTokens !== undefined && { maxTokens: options.maxTokens }),
+    ...(options.maxCost !== undefined && { maxCostUsd: options.maxCost }),
+    ...(options.maxTime !== undefined && { maxTimeMs: options.maxTime * 1000 }),
+  };
+}
+
+/** The run's workspace, sandbox and sub-agents (brought back with their conversations when resumed). */
+async function openResources(
+  state: RunState,
+  models: ModelSet,
+  events: EventBus,
+  options: RunOptions,
+): Promise<GoalResources> {
+  try {
+    return await openGoalResources({
+      workspace: state.workspace,
+      models,
+      events,
+      ...(options.allowWeb && { allowWeb: options.allowWeb }),
+      ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),
+      ...(state.agents !== undefined && { agents: state.agents }),
+    });
+  } catch (error) {
+    throw new InvalidFileError(
+      `cannot open the run's workspace ${state.workspace}: ${(error as Error).message}`,
+    );
+  }
+}
+
+/** --allow and the workspace's remembered rules; an unknown name in --allow is a mistake worth stopping for. */
+async function allowList(options: RunOptions, root: string, offered: string[]): Promise<Set<string>> {
+  for (const name of options.allow ?? []) {
+    if (offered.includes(name)) continue;
+    const guess = closestName(name, offered);
+    throw new UserError(
+      `--allow: this run has no command "${name}"${guess ? `; did you mean "${guess}"?` : ''}`,
+      2,
+      `commands: ${offered.join(', ')}`,
+    );
+  }
+  const remembered = await loadAllowRules(root, offered);
+  if (remembered.problem) writeErr(`warning: ${shown(allowRulesPath(root))}: ${remembered.problem}\n`);
+  return new Set([...(options.allow ?? []), ...remembered.commands]);
+}
+
+/** Ctrl+C once asks before the next command; twice stops the run (saved) and exits 130. */
+function onCtrlC(
+  loop: GoalLoop,
+  ui: { notice(text: string): void } | undefined,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  let presses = 0;
+  const handler = () => {
+    presses += 1;
+    if (presses === 1) {
+      loop.interrupt();
+      const text = 'Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit';
+      if (ui) ui.notice(text);
+      else writeErr(`[run] ${text}\n`);
+      return;
+    }
+    controller.abort();
+    // The run saves at its last phase; a command that does not stop still cannot hold the process.
+    setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
+  };
+  process.on('SIGINT', handler);
+  return { signal: controller.signal, dispose: () => process.off('SIGINT', handler) };
+}
+
+function exitCodeOf(state: RunState, interrupted: boolean): number {
+  if (interrupted) return 130;
+  const reason = state.ended?.reason;
+  return reason === 'task_complete' || reason === 'user' ? 0 : 1;
+}
+
+function traceTo(bus: EventBus, file: string): () => void {
+  try {
+    return attachTrace(bus, file);
+  } catch (error) {
+    throw new UserError(`--trace: cannot write ${file}: ${(error as Error).message}`, 2);
+  }
+}
+
+/** A path as the user would type it: relative to where they are, when it is below. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+
+function slug(name: string): string {
+  return (
+    name
+      .normalize('NFKD')
+      .replace(/[^\w-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'run'
+  );
+}

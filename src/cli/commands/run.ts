@@ -1,0 +1,127 @@
+/**
+ * `meta-agent run`: an autonomous, goal-driven run (seed 004): the model picks one command a step until
+ * the goals are met or a stated reason ends the run. In a terminal the run view (Ink) shows each step
+ * and asks before commands run; in a pipe, one line per step (or, with --json, the event stream).
+ */
+import { InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
+import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import { restartForSandbox } from '../sandbox-process.js';
+
+const EXAMPLES = `
+Examples:
+  # in a terminal: asks for a name, a role and up to five goals, then shows the run
+  $ meta-agent run
+  # one goal, approve every command yourself (y, n, y -5, a, or type feedback)
+  $ meta-agent run --goal "write a haiku about autumn to haiku.txt"
+  # unattended: 20 commands without asking, at most 30 steps and $0.50
+  $ meta-agent run --goal "summarize notes.md into summary.md" --continuous 20 --max-steps 30 --max-cost 0.5
+  # a pipe or CI: let named commands run, print one line per step
+  $ meta-agent run --goal "sort data.csv by name" --allow read_file,write_to_file < /dev/null
+  # offline, with scripted answers (no model server)
+  $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
+  # continue a run that was stopped (Ctrl+C, a budget, kill -9)
+  $ meta-agent run --resume workspace/.meta-agent/runs/Writer-1a2b3c.run.json --max-steps 60
+
+Approving: y runs the command, n stops the run, y -N runs this and the next N-1 without asking,
+a always allows this command in this workspace, and anything else is sent to the model as feedback.
+Deleting a file is always asked for unless allowed (--allow delete_file or a). Ctrl+C once stops the
+countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
+nothing runs unless --yes, --continuous N or --allow says so.
+
+Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
+it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
+step; a command with a side effect never runs twice, even after kill -9.
+
+Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before each call is sent;
+past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
+(three in a row); refused (nothing may run). Exit 0 for task_complete or n, 1 for the others.
+${MODEL_OPTIONS_HELP}`;
+
+/** `run`'s options as commander parses them. */
+export interface RunOptions extends ModelOptionValues {
+  goal?: string[];
+  name?: string;
+  role?: string;
+  workspace?: string;
+  resume?: string;
+  yes?: boolean;
+  continuous?: number;
+  allow?: string[];
+  allowWeb?: string[];
+  allowPrivateNetwork?: boolean;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxTime?: number;
+  answers: 'auto' | 'tools' | 'json';
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
+
+/** Registers `run`. */
+export function register(program: Command): void {
+  const command = program
+    .command('run')
+    .description(
+      'pursue goals autonomously: the model picks commands until the goals are met (AutoGPT-style)',
+    )
+    .option('-g, --goal <goal>', 'a goal (repeat for up to 5)', collect, undefined)
+    .option('--name <name>', 'the agent’s name (default Agent)')
+    .option('--role <role>', 'what the agent is, e.g. "an AI that writes release notes"')
+    .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
+    .option('--resume <file>', 'continue the run saved in FILE (its goals and workspace)')
+    .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
+    .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
+    .option('--allow <commands>', 'commands that run without asking, comma-separated', list)
+    .option('--allow-web <hosts>', 'offer browse_website for these hosts (example.com, *.example.org)', list)
+    .option('--allow-private-network', 'let browse_website reach loopback and private addresses')
+    .option('--max-steps <n>', 'stop after N steps (default 50)', positiveInteger)
+    .option('--max-tokens <n>', 'stop before a call would pass N tokens in all', positiveInteger)
+    .option('--max-cost <usd>', 'stop before a call could pass USD dollars in all', positiveNumber)
+    .option('--max-time <seconds>', 'stop after this many seconds', positiveNumber)
+    .addOption(
+      new Option(
+        '--answers <format>',
+        'native tool calls, the seed’s JSON, or tools where the server takes them',
+      )
+        .choices(['auto', 'tools', 'json'])
+        .default('auto'),
+    )
+    .option('--json', 'write the event stream to stdout as JSON lines')
+    .option('--trace <file>', 'append every event to FILE as JSON lines')
+    .option('--no-tui', 'print one line per step even in a terminal');
+  addModelOptions(command)
+    .addHelpText('after', EXAMPLES)
+    .action(async (options: RunOptions) => {
+      // evaluate_code and sub-agents run code in the sandbox.
+      await restartForSandbox();
+      const { runGoals } = await import('../actions/run.js');
+      await runGoals(options);
+    });
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function list(value: string, previous: string[] | undefined): string[] {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return [...(previous ?? []), ...items];
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a whole number above 0');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a number above 0');
+  return n;
+}

@@ -1,0 +1,269 @@
+/**
+ * `meta-agent run` end to end: the built CLI as a subprocess, talking to a loopback OpenAI-compatible
+ * server that replays a fixed list of commands, in the seed's JSON and as native tool calls.
+ */
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OpenAIServer } from '../support/openai-server.js';
+import { startOpenAIServer } from '../support/openai-server.js';
+import { lastRead, startReplayServer, type AnswerShape, type ReplayStep } from '../support/replay-server.js';
+import { runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+
+let server: OpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function workspace(files: Record<string, string> = {}): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'run-cli-'));
+  for (const [name, text] of Object.entries(files)) await writeFile(join(root, name), text);
+  return root;
+}
+
+function run(args: string[], root: string, options: RunCliOptions = {}): Promise<CliResult> {
+  return runCli(
+    ['run', ...args, '--workspace', root, '--base-url', server!.url, '--model', 'gpt-4o-mini'],
+    options,
+  );
+}
+
+async function runFile(root: string): Promise<string> {
+  const folder = join(root, '.meta-agent', 'runs');
+  const [name] = await readdir(folder);
+  return join(folder, name!);
+}
+
+const complete = (reason: string): ReplayStep => ({ name: 'task_complete', args: { reason } });
+
+/** agbenchmark-style tasks: the replayed commands, the files given, and what must be there at the end. */
+const TASKS: Array<{
+  name: string;
+  goal: string;
+  files?: Record<string, string>;
+  steps: ReplayStep[];
+  expect: Record<string, string>;
+}> = [
+  {
+    name: 'write a file with given content',
+    goal: "Write the word 'Washington' to a .txt file",
+    steps: [{ name: 'write_to_file', args: { file: 'output.txt', text: 'Washington' } }, complete('written')],
+    expect: { 'output.txt': 'Washington' },
+  },
+  {
+    name: 'sort a CSV',
+    goal: 'Sort input.csv by the id column and write the result to output.csv',
+    files: { 'input.csv': 'id,name\n3,Carol\n1,Alice\n2,Bob\n' },
+    steps: [
+      { name: 'read_file', args: { file: 'input.csv' } },
+      (prompt) => {
+        const [header, ...rows] = lastRead(prompt, 'input.csv').trim().split('\n');
+        rows.sort((a, b) => Number(a.split(',')[0]) - Number(b.split(',')[0]));
+        return {
+          name: 'write_to_file',
+          args: { file: 'output.csv', text: `${[header, ...rows].join('\n')}\n` },
+        };
+      },
+      complete('sorted'),
+    ],
+    expect: { 'output.csv': 'id,name\n1,Alice\n2,Bob\n3,Carol\n' },
+  },
+  {
+    name: 'combine two CSVs',
+    goal: 'Combine file1.csv and file2.csv on the ID column into output.csv, sorted by ID',
+    files: { 'file1.csv': 'ID,Name\n2,Bob\n1,Alice\n', 'file2.csv': 'ID,Occupation\n1,Engineer\n2,Doctor\n' },
+    steps: [
+      { name: 'read_file', args: { file: 'file1.csv' } },
+      { name: 'read_file', args: { file: 'file2.csv' } },
+      (prompt) => {
+        const table = (file: string) =>
+          lastRead(prompt, file)
+            .trim()
+            .split('\n')
+            .map((line) => line.split(','));
+        const [head1, ...rows1] = table('file1.csv');
+        const [head2, ...rows2] = table('file2.csv');
+        const rows = rows1
+          .map((row) => [...row, ...(rows2.find((other) => other[0] === row[0]) ?? []).slice(1)])
+          .sort((a, b) => Number(a[0]) - Number(b[0]));
+        const text = [[...head1!, ...head2!.slice(1)], ...rows].map((row) => row.join(',')).join('\n');
+        return { name: 'write_to_file', args: { file: 'output.csv', text: `${text}\n` } };
+      },
+      complete('combined'),
+    ],
+    expect: { 'output.csv': 'ID,Name,Occupation\n1,Alice,Engineer\n2,Bob,Doctor\n' },
+  },
+  {
+    name: 'remember a fact from step 3 at step 20',
+    goal: 'Remember the id in the instructions and write it to result.txt at the end',
+    files: { 'instructions.txt': 'The id to remember is 2314. Do not write it down until the end.' },
+    steps: [
+      { name: 'search_files', args: { directory: '.' } },
+      { name: 'write_to_file', args: { file: 'scratch/0.txt', text: 'start' } },
+      { name: 'read_file', args: { file: 'instructions.txt' } },
+      ...Array.from({ length: 16 }, (_, i): ReplayStep => ({
+        name: 'write_to_file',
+        args: { file: `scratch/${i + 1}.txt`, text: `busy work ${i + 1}` },
+      })),
+      (prompt) => {
+        const id = /The id to remember is (\d+)/.exec(prompt)?.[1] ?? 'forgotten';
+        return { name: 'write_to_file', args: { file: 'result.txt', text: id } };
+      },
+      complete('remembered'),
+    ],
+    expect: { 'result.txt': '2314' },
+  },
+];
+
+describe.each<AnswerShape>(['json', 'tools'])('meta-agent run, answers as %s', (shape) => {
+  it.each(TASKS)('passes the task: $name', async (task) => {
+    server = await startReplayServer(task.steps, shape);
+    const root = await workspace(task.files);
+    const result = await run(['--goal', task.goal, '--yes', '--answers', shape], root);
+    expect(result.stderr).not.toMatch(/error/i);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('ended: task_complete');
+    for (const [file, text] of Object.entries(task.expect))
+      expect(await readFile(join(root, file), 'utf8')).toBe(text);
+    const offered = server.chatRequests()[0]!;
+    if (shape === 'tools')
+      expect(offered.tools?.map((tool) => tool.function.name)).toContain('write_to_file');
+    else expect(offered.tools).toBeUndefined();
+  });
+});
+
+describe('meta-agent run', () => {
+  it('prints one line per step and a summary with steps, tokens and cost', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace();
+    const result = await run(['--goal', 'write it', '--yes'], root);
+    expect(result.stdout).toMatch(
+      /^step 1 · write_to_file \{"file":"output.txt","text":"Washington"\} → Wrote/m,
+    );
+    expect(result.stdout).toMatch(
+      /ended: task_complete \(written\) · 2 of 50 steps · [\d,]+ tokens · \$0\.\d{4} · [\d.]+ s/,
+    );
+  });
+
+  it('--json writes one JSON event a line, ending with goal.ended', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const result = await run(['--goal', 'write it', '--yes', '--json'], await workspace());
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; reason?: string });
+    expect(events.at(-1)).toMatchObject({ type: 'goal.ended', reason: 'task_complete' });
+    expect(events.map((event) => event.type)).toContain('goal.result');
+  });
+
+  it('falls back to JSON answers when the server refuses native tools', async () => {
+    server = await startOpenAIServer({
+      rejectTools: true,
+      answers: [
+        JSON.stringify({
+          thoughts: { text: 'done' },
+          command: { name: 'task_complete', args: { reason: 'nothing to do' } },
+        }),
+      ],
+    });
+    const result = await run(['--goal', 'nothing', '--yes'], await workspace());
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('ended: task_complete');
+    expect(result.stdout).toMatch(/native tool calls/);
+  });
+
+  it('max_cost: stops before sending a call that could pass the budget', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const result = await run(['--goal', 'write it', '--yes', '--max-cost', '0.00001'], await workspace());
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('ended: max_cost');
+    expect(server.chatRequests()).toHaveLength(0);
+  });
+
+  it('without a terminal nothing runs unless allowed: the run ends refused', async () => {
+    const write = { name: 'write_to_file', args: { file: 'output.txt', text: 'Washington' } };
+    server = await startReplayServer([write, write], 'json');
+    const root = await workspace();
+    const result = await run(['--goal', 'write it'], root);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('ended: refused');
+    expect(result.stdout).toContain('--allow write_to_file');
+    expect(await readdir(root)).toEqual(['.meta-agent']);
+  });
+
+  it('--allow lets the named command run without a terminal', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace();
+    const result = await run(['--goal', 'write it', '--allow', 'write_to_file'], root);
+    expect(result.code).toBe(0);
+    expect(await readFile(join(root, 'output.txt'), 'utf8')).toBe('Washington');
+  });
+
+  it('refuses unknown --allow names and missing goals with exit code 2', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace();
+    const unknown = await run(['--goal', 'x', '--allow', 'write_file'], root);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('did you mean "write_to_file"');
+    const none = await run([], root);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no goal given');
+  });
+
+  it('refuses a file that is not a run for --resume', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace({ 'bad.json': '{"format": "meta-agent/run@1", "id": 5}' });
+    const result = await runCli(['run', '--resume', join(root, 'bad.json')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/not a usable run file: id/);
+  });
+});
+
+describe('meta-agent run after kill -9', () => {
+  const LINES = 6;
+  const steps: ReplayStep[] = [
+    ...Array.from({ length: LINES }, (_, i): ReplayStep => ({
+      name: 'append_to_file',
+      args: { file: 'log.txt', text: `line ${i + 1}\n` },
+    })),
+    complete('logged'),
+  ];
+  /** Where in a step the process is killed, one after the other. */
+  const MOMENTS = ['goal.step', 'goal.command', 'goal.authorized', 'goal.result', 'goal.spend'];
+
+  it('resumes at every step and never appends a line twice', async () => {
+    server = await startReplayServer(steps, 'json', { latencyMs: 20 });
+    const root = await workspace();
+    const args = ['--yes', '--json', '--base-url', server.url, '--model', 'gpt-4o-mini'];
+    const first = await runCli(['run', '--goal', 'log six lines', '--workspace', root, ...args], {
+      killWhen: killAt(1, MOMENTS[0]!),
+    });
+    const outcomes = [first.signal ?? first.code];
+    for (let step = 2; step <= LINES && outcomes.at(-1) === 'SIGKILL'; step++) {
+      const result = await runCli(['run', '--resume', await runFile(root), ...args], {
+        killWhen: killAt(step, MOMENTS[(step - 1) % MOMENTS.length]!),
+      });
+      outcomes.push(result.signal ?? result.code);
+    }
+    if (outcomes.at(-1) === 'SIGKILL') {
+      const last = await runCli(['run', '--resume', await runFile(root), ...args]);
+      outcomes.push(last.code);
+    }
+    expect(outcomes.filter((outcome) => outcome === 'SIGKILL').length).toBeGreaterThanOrEqual(4);
+    expect(outcomes.at(-1)).toBe(0);
+    const lines = (await readFile(join(root, 'log.txt'), 'utf8')).trim().split('\n');
+    expect(new Set(lines).size).toBe(lines.length);
+    expect(lines.length).toBeGreaterThanOrEqual(LINES - 2);
+    const saved = JSON.parse(await readFile(await runFile(root), 'utf8')) as { ended: { reason: string } };
+    expect(saved.ended.reason).toBe('task_complete');
+  });
+
+  function killAt(step: number, type: string): (stderr: string, stdout: string) => boolean {
+    return (_stderr, stdout) =>
+      stdout
+        .split('\n')
+        .some((line) => line.startsWith(`{"type":"${type}"`) && line.includes(`"step":${step}`));
+  }
+});

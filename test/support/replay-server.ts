@@ -1,0 +1,70 @@
+/**
+ * A loopback OpenAI-compatible server that plays a goal-loop run: each answer is a step of a fixed
+ * list, chosen by how many steps the prompt's history already holds (so a resumed run gets the step it
+ * is at, however many requests a killed process made). A step is a command, or a function of the
+ * prompt for tasks whose answer depends on what the run read (a sorted CSV, a fact to remember): that
+ * is the model's part, played by the test. Answers come in the seed's JSON, or as native tool calls.
+ */
+import type { ChatAnswer, ChatRequestBody, OpenAIServer } from './openai-server.js';
+import { startOpenAIServer } from './openai-server.js';
+
+export type ReplayStep =
+  | { name: string; args: Record<string, unknown> }
+  | ((prompt: string) => { name: string; args: Record<string, unknown> });
+
+export type AnswerShape = 'json' | 'tools';
+
+/** Starts a server replaying `steps`; past the end it repeats the last. */
+export function startReplayServer(
+  steps: readonly ReplayStep[],
+  shape: AnswerShape,
+  options: { latencyMs?: number } = {},
+): Promise<OpenAIServer> {
+  return startOpenAIServer({
+    ...(options.latencyMs !== undefined && { latencyMs: options.latencyMs }),
+    reply: (body) => {
+      const step = steps[Math.min(stepsTaken(body), steps.length - 1)]!;
+      const command = typeof step === 'function' ? step(promptText(body)) : step;
+      return shaped(command, shape);
+    },
+  });
+}
+
+/** Steps already in the prompt's history: one assistant message each. */
+export function stepsTaken(body: ChatRequestBody): number {
+  return body.messages.filter((message) => message.role === 'assistant').length;
+}
+
+export function promptText(body: ChatRequestBody): string {
+  return body.messages.map((message) => message.content).join('\n\n');
+}
+
+/** What the last `read_file` of `file` returned, as the prompt shows it. */
+export function lastRead(prompt: string, file: string): string {
+  const marker = `"name":"read_file","args":{"file":"${file}"}}}`;
+  const at = prompt.lastIndexOf(marker);
+  if (at < 0) throw new Error(`the prompt shows no read of ${file}`);
+  const after = prompt.slice(at + marker.length);
+  const body =
+    /Command read_file returned \(data, not instructions\):\n([\s\S]*?)(?:\n\n(?:\{|Determine)|$)/.exec(
+      after,
+    );
+  if (!body) throw new Error(`the prompt shows no result for the read of ${file}`);
+  return body[1]!;
+}
+
+function shaped(command: { name: string; args: Record<string, unknown> }, shape: AnswerShape): ChatAnswer {
+  const thoughts = {
+    text: `Next: ${command.name}.`,
+    reasoning: 'It is the next step of the plan.',
+    plan: '- follow the steps\n- finish',
+    criticism: 'None yet.',
+    speak: `Running ${command.name}.`,
+  };
+  if (shape === 'tools')
+    return {
+      text: JSON.stringify({ thoughts }),
+      toolCalls: [{ name: command.name, arguments: command.args }],
+    };
+  return JSON.stringify({ thoughts, command });
+}

@@ -1,0 +1,44 @@
+/**
+ * Every goal-loop command, in the order the prompt lists them (the seed's order, ours after it). A run
+ * offers those whose resources it has (registry.ts).
+ */
+import { appendToFile } from './append-to-file.js';
+import { browseWebsite } from './browse-website.js';
+import { callAutogram } from './call-autogram.js';
+import type { Command } from './command.js';
+import { deleteAgent } from './delete-agent.js';
+import { deleteFile } from './delete-file.js';
+import { doNothing } from './do-nothing.js';
+import { evaluateCode } from './evaluate-code.js';
+import { listAgents } from './list-agents.js';
+import { memoryAdd } from './memory-add.js';
+import { messageAgent } from './message-agent.js';
+import { readFile } from './read-file.js';
+import { CommandRegistry } from './registry.js';
+import { searchFiles } from './search-files.js';
+import { startAgent } from './start-agent.js';
+import { taskComplete } from './task-complete.js';
+import { writeToFile } from './write-to-file.js';
+
+export const COMMANDS: readonly Command[] = [
+  browseWebsite,
+  startAgent,
+  messageAgent,
+  listAgents,
+  deleteAgent,
+  writeToFile,
+  readFile,
+  appendToFile,
+  deleteFile,
+  searchFiles,
+  evaluateCode,
+  callAutogram,
+  memoryAdd,
+  doNothing,
+  taskComplete,
+];
+
+/** The registry of every command; `offered(resources)` narrows it to a run's. */
+export function commandRegistry(): CommandRegistry {
+  return new CommandRegistry(COMMANDS);
+}
