@@ -52,7 +52,7 @@ export function GoalLayout({ store, model, scripted, savedTo, onCtrlC, size, now
       {view.current && !view.ended ? <CurrentStepLine step={view.current} /> : null}
       {asking ? <ApprovalBox request={asking} draft={draft} width={columns} /> : null}
       <FilesTouched files={view.files} />
-      {notice ? <Text {...theme.warn}>{`! ${notice}`}</Text> : null}
+      {notice && !view.ended ? <Text {...theme.warn}>{`! ${notice}`}</Text> : null}
       {view.ended ? <RunEnd end={view.ended} spend={view.spend} model={model} scripted={scripted} /> : null}
       {view.continuousLeft > 0 && !view.ended ? (
         <Text {...theme.warn}>

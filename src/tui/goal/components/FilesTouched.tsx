@@ -13,7 +13,7 @@ export const FilesTouched = memo(function FilesTouched({ files }: { files: reado
   const shown = files.slice(-SHOWN_FILES);
   const earlier = files.length - shown.length;
   return (
-    <Box flexDirection="column">
+    <Box flexDirection="column" marginTop={1}>
       <Text {...theme.heading}>
         {`Workspace files (${files.length})`}
         {earlier > 0 ? <Text {...theme.muted}>{` · ${earlier} earlier not shown`}</Text> : null}

@@ -20,7 +20,7 @@ export const GoalItemView = memo(function GoalItemView({ item, width }: GoalItem
   switch (item.kind) {
     case 'header':
       return (
-        <Box flexDirection="column" marginBottom={1}>
+        <Box flexDirection="column">
           <Text>
             <Text {...theme.agent}>{item.name}</Text>
             {item.role ? ` · ${item.role}` : ''}

@@ -1,0 +1,135 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { checkCanRun, cliEnv, root } from './chat-cli.js';
+import { TmuxSession } from './tmux.js';
+
+// The real built CLI (`npx tsc -p .` first) in a real terminal: tmux runs `meta-agent run` with scripted
+// answers in the seed's JSON (write a file, then task_complete); keys go in with send-keys and the
+// screen is read back.
+
+const artifact = join(root, 'test-artifacts/goal-tmux.txt');
+const SIZE = { columns: 120, rows: 40 };
+const GREETING = 'Hello from the goal loop';
+
+/** The model's two answers, replayed in order by one chatbot rule. */
+const SCRIPT = {
+  rules: [
+    {
+      role: 'chatbot',
+      reply: [
+        JSON.stringify({
+          thoughts: {
+            text: 'I will write the greeting.',
+            reasoning: 'The goal names hello.txt.',
+            plan: '- write hello.txt\n- finish',
+            criticism: 'None yet.',
+            speak: 'Writing hello.txt.',
+          },
+          command: { name: 'write_to_file', args: { file: 'hello.txt', text: GREETING } },
+        }),
+        JSON.stringify({
+          thoughts: {
+            text: 'Done.',
+            reasoning: 'The file is written.',
+            plan: '- finish',
+            criticism: '',
+            speak: 'All done.',
+          },
+          command: { name: 'task_complete', args: { reason: 'hello.txt is written' } },
+        }),
+      ],
+    },
+  ],
+};
+
+/** `meta-agent run` on the script, in `dir`, with its workspace at `dir/ws`. */
+function runCommand(): string[] {
+  return [
+    process.execPath,
+    '--no-node-snapshot',
+    join(root, 'bin/meta-agent.js'),
+    'run',
+    '--goal',
+    'write hello.txt',
+    '--provider',
+    'scripted',
+    '--script',
+    'script.json',
+    '--workspace',
+    'ws',
+  ];
+}
+
+/** The approval box for step 1's write and an empty answer line. */
+const asksToWrite = (screen: string) =>
+  screen.includes('Step 1: run write_to_file?') && screen.includes('› █');
+
+describe('meta-agent run in a terminal (tmux)', () => {
+  let dir: string;
+  let tmux: TmuxSession | undefined;
+
+  beforeAll(async () => {
+    await checkCanRun();
+  });
+
+  afterEach(async () => {
+    await tmux?.kill();
+    tmux = undefined;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function start(): Promise<TmuxSession> {
+    dir = await mkdtemp(join(tmpdir(), 'meta-agent-goal-'));
+    await writeFile(join(dir, 'script.json'), JSON.stringify(SCRIPT));
+    tmux = await TmuxSession.start({ command: runCommand(), cwd: dir, env: cliEnv(), size: SIZE });
+    return tmux;
+  }
+
+  it('asks before writing, runs the command on y, and ends with task_complete', async () => {
+    const session = await start();
+    const asked = await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
+    expect(asked).toContain('  1. write hello.txt');
+    expect(asked).toContain('“Writing hello.txt.”');
+    expect(asked).toContain(`▶ write_to_file file=hello.txt text="${GREETING}"`);
+    expect(asked).toContain('write_to_file needs your approval');
+    expect(asked).toMatch(/^step 1\/50 · tokens [\d,]+ · cost local · time \d+s · .*\[scripted\]/m);
+    expect(asked).toMatch(/^run file: ws\/\.meta-agent\/runs\/Agent-[0-9a-f]+\.run\.json/m);
+
+    await session.type('y');
+    await session.waitFor((screen) => screen.includes('› y█'), { what: 'y in the answer line' });
+    await session.press('Enter');
+    const ended = await session.waitFor((screen) => screen.includes('■ run ended: task_complete'), {
+      what: 'the end of the run',
+    });
+    await mkdir(dirname(artifact), { recursive: true });
+    await writeFile(artifact, ended);
+    expect(ended).toContain('✓ write_to_file ran (approved by you)\n    Wrote 24 bytes to hello.txt.');
+    expect(ended).toContain('✓ task_complete ran (no approval needed)');
+    expect(ended).toContain('  write  hello.txt');
+    expect(ended).toContain('  hello.txt is written');
+    expect(ended).not.toContain('Step 1: run write_to_file?');
+    expect(await session.waitForExit()).toBe(0);
+    expect(await readFile(join(dir, 'ws/hello.txt'), 'utf8')).toBe(GREETING);
+  }, 60_000);
+
+  it('shows a notice on the first Ctrl+C, and saves and exits 130 on the second', async () => {
+    const session = await start();
+    await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
+    await session.press('C-c');
+    await session.waitFor((screen) => screen.includes('! Ctrl+C: the next command will be asked for'), {
+      what: 'the Ctrl+C notice',
+    });
+    await session.press('C-c');
+    expect(await session.waitForExit()).toBe(130);
+    const runs = join(dir, 'ws/.meta-agent/runs');
+    const files = (await readdir(runs)).filter((name) => name.endsWith('.run.json'));
+    expect(files).toHaveLength(1);
+    const saved = JSON.parse(await readFile(join(runs, files[0]!), 'utf8'));
+    // The write was never approved: it is asked for again when the run is resumed.
+    expect(saved.ended.reason).toBe('user');
+    expect(saved.pending.command.name).toBe('write_to_file');
+    await expect(readFile(join(dir, 'ws/hello.txt'), 'utf8')).rejects.toThrow('ENOENT');
+  }, 60_000);
+});
