@@ -15,11 +15,16 @@ const SHOWN_CHARS = 160;
 export function printGoalLines(bus: EventBus, write: (line: string) => void): () => void {
   // The arguments of each step's command, kept until its result line is written.
   const lastArgs = new Map<number, Record<string, unknown>>();
+  // Spend so far, shown at the end of each step's line: what a run costs is visible as it goes.
+  let spent = '';
   return bus.on((event) => {
     switch (event.type) {
+      case 'goal.spend':
+        spent = `${new Intl.NumberFormat('en-US').format(event.tokens)} tokens · $${event.costUsd.toFixed(4)}`;
+        return;
       case 'goal.result':
         write(
-          `step ${event.step} · ${event.name} ${excerpt(JSON.stringify(lastArgs.get(event.step) ?? {}))} → ${event.ok ? '' : 'failed: '}${excerpt(event.output)}\n`,
+          `step ${event.step} · ${event.name} ${excerpt(JSON.stringify(lastArgs.get(event.step) ?? {}))} → ${event.ok ? '' : 'failed: '}${excerpt(event.output)} [${spent}]\n`,
         );
         return;
       case 'goal.command':

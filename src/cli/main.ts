@@ -17,9 +17,9 @@ Models: any OpenAI-compatible server. Set OPENAI_API_KEY (OpenAI), or OPENAI_BAS
 
 /** The one exit code table every command keeps (README, "Exit codes"), under every command's help. */
 const EXIT_CODES = `
-Exit codes: 0 done; 1 the work failed (a node, a model call, a design, a doctor check, or validate found
-errors); 2 fix the input first (a flag, a missing file, a file that is not a usable graph, state or
-script, no model server configured); 130 interrupted with Ctrl+C.`;
+Exit codes: 0 done; 1 the work failed (a node, a model call, a design, a doctor check, a run that ended
+short of task_complete, or validate found errors); 2 fix the input first (a flag, a missing file, a file
+that is not a usable graph, state, run or script, no model server configured); 130 interrupted with Ctrl+C.`;
 
 /** Builds the program; exported so tests can inspect the command tree without spawning a process. */
 export function buildProgram(): Command {

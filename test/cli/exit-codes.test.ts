@@ -154,6 +154,45 @@ const ROWS: Row[] = [
     options: { interruptWhen: (stderr) => stderr.includes('simulating') },
   },
 
+  {
+    args: [
+      'run',
+      '-g',
+      'write it',
+      '-w',
+      '$DIR/ws-done',
+      '--yes',
+      '--provider',
+      'scripted',
+      '--script',
+      '$DIR/run.script.json',
+    ],
+    code: 0,
+    why: 'the run ended with task_complete',
+  },
+  {
+    args: [
+      'run',
+      '-g',
+      'write it',
+      '-w',
+      '$DIR/ws-refused',
+      '--provider',
+      'scripted',
+      '--script',
+      '$DIR/run.script.json',
+    ],
+    code: 1,
+    why: 'nothing may run without a terminal (no --yes or --allow): the run ended refused',
+  },
+  { args: ['run', '-w', '$DIR/ws-none', '--base-url', '$URL', '-m', 'm'], code: 2, why: 'no goal given' },
+  {
+    args: ['run', '-g', 'SLOW', '-w', '$DIR/ws-slow', '--yes', '--base-url', '$URL', '-m', 'm'],
+    code: 130,
+    why: 'Ctrl+C while the model answers (the run is saved)',
+    options: () => ({ interruptOn: once(slowCalls, 'arrived') }),
+  },
+
   { args: ['validate', '$DIR/ok.json'], code: 0, why: 'no errors' },
   { args: ['validate', '$DIR/lint.json'], code: 1, why: 'the graph has errors' },
   { args: ['validate', '$DIR/empty.json'], code: 1, why: 'an empty JSON file is not a graph' },
@@ -224,6 +263,19 @@ describe('exit codes', () => {
       ],
     });
     write('useless.script.json', { rules: [], default: 'I would rather not.' });
+    const step = (name: string, args: Record<string, string>) =>
+      JSON.stringify({ thoughts: { text: `${name} now` }, command: { name, args } });
+    write('run.script.json', {
+      rules: [
+        {
+          reply: [
+            step('write_to_file', { file: 'out.txt', text: 'done' }),
+            step('write_to_file', { file: 'again.txt', text: 'done' }),
+            step('task_complete', { reason: 'written' }),
+          ],
+        },
+      ],
+    });
     server = await startOpenAIServer({
       reply: (body) => {
         const prompt = body.messages.map((m) => m.content).join('\n');

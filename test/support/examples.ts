@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 
 /** `--provider scripted --script examples/NAME.script.json`, the path absolute so any cwd works. */
-export function scriptedExample(name: 'quiz-designer' | 'quiz-chat'): string[] {
+export function scriptedExample(name: 'quiz-designer' | 'quiz-chat' | 'haiku-run'): string[] {
   const script = fileURLToPath(new URL(`../../examples/${name}.script.json`, import.meta.url));
   return ['--provider', 'scripted', '--script', script];
 }

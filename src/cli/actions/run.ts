@@ -219,7 +219,10 @@ async function allowList(options: RunOptions, root: string, offered: string[]): 
   return new Set([...(options.allow ?? []), ...remembered.commands]);
 }
 
-/** Ctrl+C once asks before the next command; twice stops the run (saved) and exits 130. */
+/**
+ * In the run view, Ctrl+C once asks before the next command and twice stops the run (saved) and exits
+ * 130. Without the view there is nobody to ask, so the first press stops it.
+ */
 function onCtrlC(
   loop: GoalLoop,
   ui: { notice(text: string): void } | undefined,
@@ -228,11 +231,9 @@ function onCtrlC(
   let presses = 0;
   const handler = () => {
     presses += 1;
-    if (presses === 1) {
+    if (presses === 1 && ui) {
       loop.interrupt();
-      const text = 'Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit';
-      if (ui) ui.notice(text);
-      else writeErr(`[run] ${text}\n`);
+      ui.notice('Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit');
       return;
     }
     controller.abort();
