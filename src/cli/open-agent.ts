@@ -2,8 +2,10 @@
  * What `chat`, `call` and `simulate` share before they run a graph: open and lint the file with the
  * command-line config overrides, choose the graph the run edits or reads (self-referential mode, a
  * resumed conversation), resolve the models (metered, so every call is an event) and create the
- * interpreter on one event bus.
+ * interpreter on one event bus, lending it the goal loop (`goals`, which `goal_loop` nodes run).
  */
+import { goalLoopHost } from '../autonomous/nested-run.js';
+import { GOALS_NAMESPACE } from '../engine/actions.js';
 import { Interpreter } from '../engine/interpreter.js';
 import { conversationGraph } from '../engine/self-mode.js';
 import type { ConversationState } from '../engine/state.js';
@@ -16,7 +18,7 @@ import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
 import { graphEndpointNote, modelsFromOptions } from './model-options.js';
-import type { ModelOptionValues } from './options.js';
+import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
 import { writeErr } from './terminal.js';
 
@@ -33,6 +35,8 @@ export interface RunSetup {
    * the graph saved there is the one run.
    */
   statePath?: string;
+  /** What `goal_loop` nodes may do (--workspace, --allow, --yes, --goal-max-steps); default: nothing unasked. */
+  goalLoop?: GoalLoopOptionValues;
 }
 
 /** A graph ready to run. Dispose the interpreter when done. */
@@ -77,10 +81,29 @@ export async function openAgent(
     graph,
     models,
     events: bus,
+    host: {
+      [GOALS_NAMESPACE]: await goalLoopHost(goalLoopOptions(graph, models, bus, setup.goalLoop ?? {})),
+    },
     ...(selfReferential ? { selfReferential } : {}),
   });
   // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
   return { file, graph: interpreter.graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
+}
+
+/** The goal loop lent to the graph: the user's permissions and budget, the run's models and events. */
+function goalLoopOptions(graph: GraphView, models: ModelSet, events: EventBus, given: GoalLoopOptionValues) {
+  return {
+    graph,
+    models,
+    events,
+    ...(given.workspace !== undefined && { workspace: given.workspace }),
+    ...(given.allow && { allow: given.allow }),
+    ...(given.yes && { yes: true }),
+    ...(given.goalMaxSteps !== undefined && { maxSteps: given.goalMaxSteps }),
+    onRunFile: (path: string, node: string) =>
+      writeErr(`[goal_loop] ${node}: the run is saved to ${path} after every step\n`),
+    onWarning: (message: string) => writeErr(`warning: ${message}\n`),
+  };
 }
 
 function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {

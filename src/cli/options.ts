@@ -1,10 +1,10 @@
 /**
- * Options several commands declare: the model options and --self-referential. Every command module
+ * Options several commands declare: the model options, --self-referential and the goal-loop options. Every command module
  * imports this at start-up, so it declares options only; turning them into models is model-options.ts.
  * API keys are deliberately not options: they come from the environment only, so they stay out of
  * shell history and process listings.
  */
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 
 /** The model options as commander parses them. */
@@ -51,4 +51,51 @@ export function addSelfReferentialOption(command: Command): Command {
     '--self-referential',
     'let code nodes edit the running graph through `self` (also "selfReferential": true in the graph config)',
   );
+}
+
+/** The goal-loop options of the commands that run graphs (`goal_loop` nodes), as commander parses them. */
+export interface GoalLoopOptionValues {
+  workspace?: string;
+  allow?: string[];
+  yes?: boolean;
+  goalMaxSteps?: number;
+}
+
+/** Help text for the goal-loop options, for a command's `addHelpText('after', …)`. */
+export const GOAL_LOOP_OPTIONS_HELP = `
+goal_loop nodes: each runs the goal loop (as meta-agent run does) with the node's lines as goals, in the
+--workspace folder, saved to WORKSPACE/.meta-agent/runs/ after every step; the graph gets back
+{ complete, reason, detail, steps }. Nobody is asked inside a conversation: besides task_complete and
+do_nothing, only the commands --allow names (and those the workspace remembers) run, or every one but
+delete_file with --yes; the others are refused, and a run refused twice in a row ends "refused". A
+graph file cannot grant itself any of this.`;
+
+/**
+ * Adds --workspace, --allow, --yes and --goal-max-steps: what a `goal_loop` node's run may do. They
+ * come from the user only; a graph file cannot set them.
+ */
+export function addGoalLoopOptions(command: Command): Command {
+  return command
+    .option('--workspace <dir>', 'the folder goal_loop nodes work in (default ./workspace)')
+    .option('--allow <commands>', 'goal-loop commands that run without asking, comma-separated', list)
+    .option('--yes', 'goal_loop nodes run every command but deletion without asking')
+    .option(
+      '--goal-max-steps <n>',
+      'the most steps a goal_loop node’s run takes (default 20)',
+      positiveInteger,
+    );
+}
+
+function list(value: string, previous: string[] | undefined): string[] {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return [...(previous ?? []), ...items];
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || n < 1) throw new InvalidArgumentError('expected a whole number above 0');
+  return n;
 }

@@ -6,7 +6,13 @@
  */
 import { UserError } from '../errors.js';
 import type { Action } from '../graph/schema.js';
-import { parseFunctionCall, type CompiledNode, type FunctionCall } from '../graph/parse.js';
+import {
+  goalLines,
+  MAX_GOALS,
+  parseFunctionCall,
+  type CompiledNode,
+  type FunctionCall,
+} from '../graph/parse.js';
 import type { GraphView } from '../graph/view.js';
 import { pushFrame, variablesInScope } from './frames.js';
 import { endWithRequired } from './reply-text.js';
@@ -29,7 +35,22 @@ export interface ActionContext {
   runCode(code: string): Promise<unknown>;
   /** Evaluates a JavaScript expression over the variables in scope. */
   evaluate(expression: string): Promise<unknown>;
+  /**
+   * A host function the layers above lend this run (InterpreterOptions.host, the door code nodes call
+   * through too), or undefined when nothing lends `namespace.fn`. Its result is a copy, plain data.
+   */
+  hostFunction(namespace: string, fn: string): HostCall | undefined;
 }
+
+/** A lent host function as a handler calls it. */
+export type HostCall = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * The namespace a `goal_loop` node runs its goals through: `goals.run({ goals, node, maxSteps? })`,
+ * lent by `meta-agent chat`, `call` and `simulate` (src/autonomous/nested-run.ts), and to code nodes
+ * under the same name.
+ */
+export const GOALS_NAMESPACE = 'goals';
 
 /** What running a node produced. */
 export interface ActionResult {
@@ -197,6 +218,35 @@ function prompt(ctx: ActionContext, which: 'prompt' | 'userPrompt', mode: 'set' 
   return { output: frame[which] };
 }
 
+/**
+ * An autonomous goal-loop run: the instruction's lines, with variables embedded, are its goals (at most
+ * MAX_GOALS); what the run returns (its reason, detail, steps and whether it completed) is the output.
+ * The engine does not run the loop itself: it asks the host, through the door code nodes use.
+ */
+async function goalLoop(ctx: ActionContext): Promise<ActionResult> {
+  const goals = goalLines(instructionOf(ctx).text);
+  if (goals.length === 0)
+    throw new UserError(
+      'a goal_loop node has no goals: its instruction came out blank',
+      1,
+      'write one goal per line; a $var in it must hold text',
+    );
+  if (goals.length > MAX_GOALS)
+    throw new UserError(
+      `a goal_loop node has ${goals.length} goals (one per line); a goal-loop run takes at most ${MAX_GOALS}`,
+      1,
+      'merge some lines, or split the goals over two goal_loop nodes',
+    );
+  const run = ctx.hostFunction(GOALS_NAMESPACE, 'run');
+  if (!run)
+    throw new UserError(
+      'a goal_loop node needs the goal loop, and nothing lends it to this run',
+      2,
+      `run the graph with meta-agent chat, call or simulate, which lend it as ${GOALS_NAMESPACE}.run`,
+    );
+  return { output: await run({ goals, node: ctx.node.name }) };
+}
+
 /** One handler per action. */
 export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   chat,
@@ -225,4 +275,5 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   append_user_prompt: async (ctx) => prompt(ctx, 'userPrompt', 'append'),
   // A branching point only: the previous node's output passes through, so `return` after it still works.
   transition: async (ctx) => ({ output: topFrame(ctx.state).lastOutput }),
+  goal_loop: goalLoop,
 };

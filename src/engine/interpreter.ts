@@ -14,6 +14,7 @@ import { startNodeOf } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
+import type { HostCall } from './actions.js';
 import { pushFrame } from './frames.js';
 import { isChatNode } from './transitions.js';
 import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
@@ -22,7 +23,10 @@ import { newState, standingNodes, stateMismatch, workingCopy, type ConversationS
 
 export type { InterpreterLimits };
 
-/** Host functions lent to code nodes under one name: `name.fn(…)` inside. */
+/**
+ * Host functions lent to the run under one name: `name.fn(…)` inside code nodes, and to the actions
+ * that run through the host (a `goal_loop` node calls `goals.run`).
+ */
 export interface HostNamespace {
   functions: Record<string, HostFunction>;
   /** The code waits for the promises they return (its call still looks synchronous inside). */
@@ -34,8 +38,8 @@ export interface InterpreterOptions {
   models: ModelSet;
   events?: EventBus;
   /**
-   * What the layers above lend code nodes, by namespace: the one way any layer offers host functions
-   * (self-referential mode lends `self` through it too).
+   * What the layers above lend code nodes and actions, by namespace: the one way any layer offers host
+   * functions (self-referential mode lends `self` through it too; `goals` runs `goal_loop` nodes).
    */
   host?: Record<string, HostNamespace>;
   /** Overrides the graph's `config.runLimits`. */
@@ -86,6 +90,8 @@ export class Interpreter {
   readonly #running = new Set<ConversationState>();
   /** Set in self-referential mode. */
   readonly #self: SelfMode | undefined;
+  /** Every namespace lent to the run, `self` included. */
+  readonly #lent: Record<string, HostNamespace>;
   /** Whether run.started was reported yet. */
   #announced = false;
 
@@ -111,6 +117,7 @@ export class Interpreter {
       });
     const lent: Record<string, HostNamespace> = { ...options.host };
     if (this.#self) lent[SELF_NAMESPACE] = { functions: this.#self.api };
+    this.#lent = lent;
     for (const [name, { functions, awaited }] of Object.entries(lent))
       if (awaited) sandbox.exposeAsync(name, functions);
       else sandbox.expose(name, functions);
@@ -223,7 +230,25 @@ export class Interpreter {
 
   #resources(): RunResources {
     const { graph, models, events, limits } = this;
-    return { graph, models, events, limits, sandbox: this.#sandbox };
+    return {
+      graph,
+      models,
+      events,
+      limits,
+      sandbox: this.#sandbox,
+      hostFunction: (namespace, fn) => this.#hostFunction(namespace, fn),
+    };
+  }
+
+  /**
+   * A lent host function for an action, called as code calls it: with copies of its arguments, giving
+   * back a copy of its (awaited) result, so nothing of the host stays in the conversation state.
+   */
+  #hostFunction(namespace: string, fn: string): HostCall | undefined {
+    const functions = Object.hasOwn(this.#lent, namespace) ? this.#lent[namespace]!.functions : undefined;
+    const lent = functions && Object.hasOwn(functions, fn) ? functions[fn] : undefined;
+    if (typeof lent !== 'function') return undefined;
+    return async (...args) => structuredClone(await lent(...structuredClone(args)));
   }
 
   /**

@@ -13,7 +13,7 @@ import type { GraphConfig } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { SandboxError, type Sandbox } from '../sandbox/index.js';
-import { ACTION_HANDLERS, type ActionContext } from './actions.js';
+import { ACTION_HANDLERS, type ActionContext, type HostCall } from './actions.js';
 import { popFrame, setVariable, variablesInScope } from './frames.js';
 import { askClassifier, generateReply } from './model-calls.js';
 import { topFrame, type ConversationState } from './state.js';
@@ -38,6 +38,8 @@ export interface RunResources {
   events: EventBus;
   sandbox: Sandbox;
   limits: InterpreterLimits;
+  /** The host functions lent to the run (the interpreter's `host` namespaces). */
+  hostFunction(namespace: string, fn: string): HostCall | undefined;
 }
 
 /** Where the loop goes next: run a node, or take a node's transitions. */
@@ -66,9 +68,10 @@ class Run {
   readonly #events: EventBus;
   readonly #sandbox: Sandbox;
   readonly #limits: InterpreterLimits;
+  readonly #hostFunction: RunResources['hostFunction'];
 
   constructor(
-    { graph, models, events, sandbox, limits }: RunResources,
+    { graph, models, events, sandbox, limits, hostFunction }: RunResources,
     readonly work: ConversationState,
   ) {
     this.#graph = graph;
@@ -76,6 +79,7 @@ class Run {
     this.#events = events;
     this.#sandbox = sandbox;
     this.#limits = limits;
+    this.#hostFunction = hostFunction;
   }
 
   /** The loop: run a node, take its transitions, repeat, until a reply, a quit or the host's function returns. */
@@ -270,6 +274,7 @@ class Run {
       ...(previousEntry !== undefined && { previousEntry }),
       generate: (instruction) => generateReply(this.#models.chatbot, this.#graph, node, work, instruction),
       evaluate: (expression) => this.#evaluate(work, node, expression),
+      hostFunction: this.#hostFunction,
       runCode: async (code) => {
         const before = variablesInScope(work);
         const result = await this.#sandbox

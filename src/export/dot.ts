@@ -4,7 +4,7 @@
  * order of first category, nodes in file order, markers after them, edges in file and transition order.
  * A large drawing carries the attributes that keep its layout fast (layout.ts).
  */
-import type { GraphFile } from '../graph/schema.js';
+import type { Action, GraphFile } from '../graph/schema.js';
 import { buildDiagram, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
 import { layoutAttributes, layoutFor, sizeOf } from './layout.js';
 import { wrapText } from './text.js';
@@ -14,7 +14,7 @@ const TEXT_WIDTH = 36;
 const EDGE_LABEL_WIDTH = 24;
 
 /** Fill colour per action family, so the kinds of step stand apart at a glance. */
-const FILL: Record<string, string> = {
+const FILL: Record<Action, string> = {
   chat: '#e3f0ff',
   chat_exact: '#e3f0ff',
   chat_suffix: '#e3f0ff',
@@ -30,6 +30,7 @@ const FILL: Record<string, string> = {
   set_user_prompt: '#f0f0f0',
   append_user_prompt: '#f0f0f0',
   transition: '#ffffff',
+  goal_loop: '#ffe8d6',
 };
 
 /** Renders a graph file as a DOT `digraph`. */
@@ -114,7 +115,7 @@ function graphNodeAttributes(box: DiagramNode): string[] {
     parts.push(
       `<FONT COLOR="#b44d12">${lines(wrapText(`when: ${node.conditionInterjection}`, TEXT_WIDTH, 2))}</FONT>`,
     );
-  const attrs = [`label=<${parts.join('<BR/>')}>`, `fillcolor="${FILL[node.action] ?? '#ffffff'}"`];
+  const attrs = [`label=<${parts.join('<BR/>')}>`, `fillcolor="${FILL[node.action]}"`];
   // Interjections are reached from anywhere when their condition holds, not by arrows: a dashed border says so.
   if (node.isInterjection) attrs.push('style="rounded,filled,dashed"', 'color="#b44d12"');
   if (box.start) attrs.push('penwidth=2.5');

@@ -22,6 +22,7 @@ const CLASS_OF_ACTION: Record<string, string> = {
   function: 'fn',
   local_function: 'fn',
   global_function: 'fn',
+  goal_loop: 'goal',
 };
 
 /** Style per class; only the classes a chart uses are declared in it. */
@@ -30,6 +31,7 @@ const CLASS_STYLES: Record<string, string> = {
   thought: 'fill:#fff6dc,stroke:#52606d',
   code: 'fill:#e8f5e9,stroke:#52606d',
   fn: 'fill:#f1e8ff,stroke:#52606d',
+  goal: 'fill:#ffe8d6,stroke:#52606d',
   other: 'fill:#f0f0f0,stroke:#52606d',
   marker: 'fill:#eef2f7,stroke:#9fb3c8',
   missing: 'fill:#fff,stroke:#d64545,color:#d64545,stroke-dasharray:4 3',

@@ -115,6 +115,34 @@ export function parseTransition(text: string): TransitionTarget {
   return { kind: 'node', name: t };
 }
 
+/** The most goals a goal-loop run takes (seed 004's five). */
+export const MAX_GOALS = 5;
+
+/** A `goal_loop` node's goals: the lines of its instruction (variables embedded), trimmed, blank ones left out. */
+export function goalLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+/** A `$var` or conditional text `?{…}`: what a line's rendered text depends on. */
+const VARIABLE_TEXT = /(?<!\\)\$[A-Za-z_]|(?<!\\)\?\{/;
+
+/**
+ * What is wrong with a `goal_loop` node's goals as written: none at all, or more than a run takes in
+ * lines that embed no variable (a line with a `$var` may come out blank, so it is left to the run).
+ */
+function goalsProblem(body: string): string | undefined {
+  const lines = goalLines(body);
+  if (lines.length === 0)
+    return "a goal_loop node needs goals: write one per line of its instruction (with $vars to use the graph's variables)";
+  const fixed = lines.filter((line) => !VARIABLE_TEXT.test(line)).length;
+  if (fixed > MAX_GOALS)
+    return `a goal_loop node has ${fixed} goals; a goal-loop run takes at most ${MAX_GOALS} (one per line)`;
+  return undefined;
+}
+
 const CALL_ACTIONS = new Set(['function', 'local_function', 'global_function']);
 const CHAT_ACTIONS = new Set(['chat', 'chat_exact', 'chat_suffix']);
 
@@ -159,6 +187,10 @@ export function compileNode(spec: NodeSpec): { node: CompiledNode; problems: Par
         field: 'instruction',
         message: `a ${spec.action} node's instruction must be a call like "y = f(x)", got "${spec.instruction}"`,
       });
+  }
+  if (spec.action === 'goal_loop') {
+    const message = goalsProblem(body);
+    if (message) problems.push({ node: spec.name, field: 'instruction', message });
   }
   for (const target of node.targets) {
     if (target.kind === 'variable' && !IDENTIFIER.test(target.variable))

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** Every node action the interpreter runs: AutoGRAMS' actions, with its `python_function` read as `code`. */
+/**
+ * Every node action the interpreter runs: AutoGRAMS' actions, with its `python_function` read as `code`,
+ * and ours: `goal_loop` (an autonomous goal-loop run whose goals are the instruction's lines).
+ */
 export const ACTIONS = [
   'chat',
   'chat_exact',
@@ -17,6 +20,7 @@ export const ACTIONS = [
   'set_user_prompt',
   'append_user_prompt',
   'transition',
+  'goal_loop',
 ] as const;
 
 export const actionSchema = z.enum(ACTIONS);

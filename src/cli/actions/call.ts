@@ -12,7 +12,10 @@ import { writeOut, writeErr } from '../terminal.js';
 /** Runs the callable node `text` names in the graph at `path` and prints its result as JSON. */
 export async function runCall(path: string, text: string, options: CallOptions): Promise<void> {
   const call = parseCall(text);
-  const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
+  const agent = await openAgent(path, options, {
+    selfReferential: options.selfReferential,
+    goalLoop: options,
+  });
   try {
     checkCallable(agent.graph, call.fn, path);
     printCodeLogs(agent.bus, (line) => writeErr(line));

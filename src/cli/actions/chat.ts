@@ -15,6 +15,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
     overrides: { startNode: options.start, agentName: options.agentName, userName: options.userName },
     selfReferential: options.selfReferential,
     statePath: options.state,
+    goalLoop: options,
   });
   try {
     const session = openSession(agent, options);

@@ -12,7 +12,10 @@ import { writeOut, writeErr } from '../terminal.js';
 
 /** Simulates the conversations with the graph at `path`, with progress on stderr and the report on stdout. */
 export async function runSimulate(path: string, options: SimulateOptions): Promise<void> {
-  const agent = await openAgent(path, options, { selfReferential: options.selfReferential });
+  const agent = await openAgent(path, options, {
+    selfReferential: options.selfReferential,
+    goalLoop: options,
+  });
   const seed = options.seed ?? randomInt(2 ** 31);
   const rng = seededRandom(seed);
   const count = options.conversations;

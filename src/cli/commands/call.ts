@@ -4,9 +4,12 @@
  */
 import type { Command } from 'commander';
 import {
+  GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
+  type GoalLoopOptionValues,
   type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
@@ -23,10 +26,11 @@ Each argument is a JSON literal: numbers, "strings" in double quotes, true/false
 is printed on stdout as one line of JSON; what its code prints with console.log goes to stderr.
 Chat nodes cannot run here: nobody is there to answer. A call that does not parse or names no function
 of the graph exits 2, as bad input; one whose function fails exits 1.
+${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** `call`'s options as commander parses them. */
-export interface CallOptions extends ModelOptionValues {
+export interface CallOptions extends ModelOptionValues, GoalLoopOptionValues {
   selfReferential?: boolean;
 }
 
@@ -37,7 +41,7 @@ export function register(program: Command): void {
     .description('run a function node of a graph with JSON arguments and print its result as JSON')
     .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
     .argument('<call>', 'the call, e.g. "fibonacci(10)" or \'merge_sort([3, 1, 2])\'');
-  addModelOptions(addSelfReferentialOption(command))
+  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, text: string, options: CallOptions) => {
       await restartIfGraphRunsCode(path);

@@ -6,9 +6,12 @@
  */
 import type { Command } from 'commander';
 import {
+  GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
+  type GoalLoopOptionValues,
   type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
@@ -38,10 +41,11 @@ sees the last exchange, temperature 0.7); export it with --format json to change
 --state FILE is read when it exists (it must belong to the same graph) and saved after every reply,
 before the reply is shown, so a failed or interrupted run keeps every reply you saw. In the terminal UI,
 q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
+${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** `chat`'s options as commander parses them. */
-export interface ChatOptions extends ModelOptionValues {
+export interface ChatOptions extends ModelOptionValues, GoalLoopOptionValues {
   state?: string;
   json?: boolean;
   trace?: string;
@@ -65,7 +69,7 @@ export function register(program: Command): void {
     .option('--start <node>', 'start at NODE instead of the graph’s start node (new conversations only)')
     .option('--agent-name <name>', 'the agent’s name in prompts (overrides config.agentName)')
     .option('--user-name <name>', 'the user’s name in prompts (overrides config.userName)');
-  addModelOptions(addSelfReferentialOption(command))
+  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: ChatOptions) => {
       await restartIfGraphRunsCode(path, options.state);

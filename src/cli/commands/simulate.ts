@@ -6,9 +6,12 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import {
+  GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
+  type GoalLoopOptionValues,
   type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
@@ -29,10 +32,11 @@ instruction. The same seed
 gives the same samples (the models may still vary); without --seed a random one is used and printed.
 Progress goes to stderr, one line per conversation; the report goes to stdout. Ctrl+C stops the run
 (exit 130) and still reports the conversations that finished.
+${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** `simulate`'s options as commander parses them. */
-export interface SimulateOptions extends ModelOptionValues {
+export interface SimulateOptions extends ModelOptionValues, GoalLoopOptionValues {
   conversations: number;
   turns: number;
   seed?: number;
@@ -50,7 +54,7 @@ export function register(program: Command): void {
     .option('-t, --turns <n>', 'user replies per conversation at most', positiveInt, 6)
     .option('--seed <n>', 'seed for sampling the transitions (default: random, printed)', seedValue)
     .option('--json', 'print the summary and the transcripts as JSON');
-  addModelOptions(addSelfReferentialOption(command))
+  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: SimulateOptions) => {
       await restartIfGraphRunsCode(path);
