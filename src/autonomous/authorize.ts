@@ -36,7 +36,7 @@ export function decide(command: Command, state: RunState, permissions: Permissio
       ? { kind: 'ask', reason }
       : {
           kind: 'refuse',
-          reason: `${reason}, and there is no terminal to ask in: pass --allow ${command.name}${command.effect === 'delete' ? '' : ', --yes or --continuous N'} to let it run`,
+          reason: `${reason}, and there is no terminal to ask in: pass --allow ${command.name}${command.effect === 'delete' ? '' : ' or --yes'} to let it run`,
         };
   if (state.askAlways) return ask('a budget is almost used up, so every command is asked for');
   if (command.effect === 'delete') return ask(`${command.name} deletes, which always needs your approval`);

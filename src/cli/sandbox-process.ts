@@ -78,7 +78,9 @@ export function graphMayRunCode(graph: unknown): boolean {
   return nodes.some((node: unknown) => {
     if (node === null || typeof node !== 'object') return true;
     const { action, booleanCondition, transitions = [] } = node as Record<string, unknown>;
-    if (typeof action !== 'string' || action === 'code' || isCallAction(action)) return true;
+    // A goal_loop node's run evaluates code (evaluate_code, sub-agents).
+    if (typeof action !== 'string' || action === 'code' || action === 'goal_loop' || isCallAction(action))
+      return true;
     if (booleanCondition !== undefined || !Array.isArray(transitions)) return true;
     return transitions.some((text: unknown) => {
       if (typeof text !== 'string') return true;

@@ -97,7 +97,9 @@ async function goOn(
   const ctrlC = onCtrlC(loop, ui);
   try {
     const ended = await loop.run(ctrlC.signal);
+    // The view's last frame stays on screen; the summary comes after it, as in a pipe.
     ui?.finish();
+    ui?.unmount();
     if (!options.json) writeOut(`${runSummary(ended)}\n`);
     if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with --resume ${shown(path)}\n`);
     process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
