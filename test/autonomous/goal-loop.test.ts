@@ -281,8 +281,10 @@ describe('resuming', () => {
       answers: [answer('write_to_file', { file: 'a', text: '1' })],
     });
     await first.loop.run();
-    const pending = await saved(first, 0);
-    expect(pending.pending?.phase).toBe('answered');
+    const pending = (await Promise.all(first.saves.map((_, index) => saved(first, index)))).find(
+      (state) => state.pending?.phase === 'answered',
+    )!;
+    expect(pending).toBeDefined();
     first.dispose();
     const approver = listApprover([{ kind: 'yes' }]);
     const second = await start({
@@ -306,9 +308,9 @@ describe('resuming', () => {
       ],
     });
     await first.loop.run();
-    const running = first.saves
-      .map((text) => JSON.parse(text) as RunState)
-      .find((state) => state.pending?.phase === 'running');
+    const running = (await Promise.all(first.saves.map((_, index) => saved(first, index)))).find(
+      (state) => state.pending?.phase === 'running',
+    );
     expect(running).toBeDefined();
     first.dispose();
     const second = await start({

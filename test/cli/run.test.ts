@@ -2,7 +2,7 @@
  * `meta-agent run` end to end: the built CLI as a subprocess, talking to a loopback OpenAI-compatible
  * server that replays a fixed list of commands, in the seed's JSON and as native tool calls.
  */
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -199,6 +199,26 @@ describe('meta-agent run', () => {
     const result = await run(['--goal', 'write it', '--allow', 'write_to_file'], root);
     expect(result.code).toBe(0);
     expect(await readFile(join(root, 'output.txt'), 'utf8')).toBe('Washington');
+  });
+
+  it('follows the allow rules remembered for the workspace', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace();
+    await mkdir(join(root, '.meta-agent'));
+    await writeFile(join(root, '.meta-agent', 'allow.json'), JSON.stringify({ commands: ['write_to_file'] }));
+    const result = await run(['--goal', 'write it'], root);
+    expect(result.code).toBe(0);
+    expect(await readFile(join(root, 'output.txt'), 'utf8')).toBe('Washington');
+  });
+
+  it('--continuous N runs N commands without asking, then refuses where nobody can be asked', async () => {
+    const write = (file: string): ReplayStep => ({ name: 'write_to_file', args: { file, text: file } });
+    server = await startReplayServer([write('a.txt'), write('b.txt'), write('c.txt')], 'json');
+    const root = await workspace();
+    const result = await run(['--goal', 'write three files', '--continuous', '1'], root);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('ended: refused');
+    expect((await readdir(root)).sort()).toEqual(['.meta-agent', 'a.txt']);
   });
 
   it('refuses unknown --allow names and missing goals with exit code 2', async () => {

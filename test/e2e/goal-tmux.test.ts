@@ -44,15 +44,14 @@ const SCRIPT = {
   ],
 };
 
-/** `meta-agent run` on the script, in `dir`, with its workspace at `dir/ws`. */
-function runCommand(): string[] {
+/** `meta-agent run` on the script, in `dir`, with its workspace at `dir/ws` (and `goal` unless asked for). */
+function runCommand(goal: string[] = ['--goal', 'write hello.txt']): string[] {
   return [
     process.execPath,
     '--no-node-snapshot',
     join(root, 'bin/meta-agent.js'),
     'run',
-    '--goal',
-    'write hello.txt',
+    ...goal,
     '--provider',
     'scripted',
     '--script',
@@ -80,12 +79,28 @@ describe('meta-agent run in a terminal (tmux)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function start(): Promise<TmuxSession> {
+  async function start(command = runCommand()): Promise<TmuxSession> {
     dir = await mkdtemp(join(tmpdir(), 'meta-agent-goal-'));
     await writeFile(join(dir, 'script.json'), JSON.stringify(SCRIPT));
-    tmux = await TmuxSession.start({ command: runCommand(), cwd: dir, env: cliEnv(), size: SIZE });
+    tmux = await TmuxSession.start({ command, cwd: dir, env: cliEnv(), size: SIZE });
     return tmux;
   }
+
+  it('asks for a name, a role and goals when none were given, as AutoGPT does', async () => {
+    const session = await start(runCommand([]));
+    const answer = async (prompt: string, text: string) => {
+      await session.waitFor((screen) => screen.includes(prompt), { what: prompt });
+      if (text) await session.type(text);
+      await session.press('Enter');
+    };
+    await answer('Name your AI', 'Poet');
+    await answer("Describe your AI's role", '');
+    await answer('Goal 1:', 'write hello.txt');
+    await answer('Goal 2:', '');
+    const asked = await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
+    expect(asked).toContain('Poet');
+    expect(asked).toContain('  1. write hello.txt');
+  }, 60_000);
 
   it('asks before writing, runs the command on y, and ends with task_complete', async () => {
     const session = await start();
