@@ -121,7 +121,10 @@ describe.each<AnswerShape>(['json', 'tools'])('meta-agent run, answers as %s', (
   it.each(TASKS)('passes the task: $name', async (task) => {
     server = await startReplayServer(task.steps, shape);
     const root = await workspace(task.files);
-    const result = await run(['--goal', task.goal, '--yes', '--answers', shape], root);
+    const result = await run(
+      ['--goal', task.goal, '--yes', '--answers', shape === 'tools' ? 'auto' : 'json'],
+      root,
+    );
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('ended: task_complete');

@@ -54,7 +54,7 @@ export interface RunOptions extends ModelOptionValues {
   maxTokens?: number;
   maxCost?: number;
   maxTime?: number;
-  answers: 'auto' | 'tools' | 'json';
+  answers: 'auto' | 'json';
   json?: boolean;
   trace?: string;
   tui: boolean;
@@ -84,14 +84,14 @@ export function register(program: Command): void {
     .addOption(
       new Option(
         '--answers <format>',
-        'native tool calls, the seed’s JSON, or tools where the server takes them',
+        'auto: native tool calls where the server takes them, else the seed’s JSON; json: always the JSON',
       )
-        .choices(['auto', 'tools', 'json'])
+        .choices(['auto', 'json'])
         .default('auto'),
     )
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
-    .option('--no-tui', 'print one line per step even in a terminal');
+    .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)');
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
