@@ -30,7 +30,7 @@ export async function loadRun(path: string): Promise<RunState> {
     throw new UserError(
       `cannot read the run ${path}: ${reason}`,
       2,
-      'pass the run file a run printed when it started',
+      'pass the file `meta-agent run` named when the run started (WORKSPACE/.meta-agent/runs/NAME-ID.run.json)',
     );
   }
   let json: unknown;

@@ -235,6 +235,37 @@ describe('meta-agent run', () => {
     expect(none.stderr).toContain('no goal given');
   });
 
+  it('lets a run file kept outside its workspace choose no folder: --workspace must', async () => {
+    server = await startReplayServer(TASKS[0]!.steps, 'json');
+    const root = await workspace();
+    await run(['--goal', 'write it', '--max-steps', '1', '--yes'], root);
+    const moved = join(await workspace(), 'shared.run.json');
+    await writeFile(moved, await readFile(await runFile(root), 'utf8'));
+    const refused = await runCli(['run', '--resume', moved, '--base-url', server.url, '-m', 'gpt-4o-mini']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('pass --workspace DIR');
+    const other = await workspace();
+    const resumed = await runCli([
+      'run',
+      '--resume',
+      moved,
+      '--workspace',
+      other,
+      '--max-steps',
+      '3',
+      '--yes',
+      '--base-url',
+      server.url,
+      '-m',
+      'gpt-4o-mini',
+    ]);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(await readFile(moved, 'utf8'))).toMatchObject({
+      workspace: other,
+      ended: { reason: 'task_complete' },
+    });
+  });
+
   it('refuses a file that is not a run for --resume', async () => {
     server = await startReplayServer(TASKS[0]!.steps, 'json');
     const root = await workspace({ 'bad.json': '{"format": "meta-agent/run@1", "id": 5}' });

@@ -1,6 +1,6 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
 import { mkdir } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { allowRulesPath, loadAllowRules, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
 import { loadRun, saveRun } from '../../autonomous/run-file.js';
@@ -29,11 +29,12 @@ const EXIT_GRACE_MS = 3000;
 export async function runGoals(options: RunOptions): Promise<void> {
   const interactive =
     options.tui && !options.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
-  const { state, path } = await openRun(options, interactive);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
+  // Models first: a run that could not ask any leaves no files behind.
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
+  const { state, path } = await openRun(options, interactive);
   if (metered.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const opened = await openResources(state, metered, bus, options);
@@ -120,13 +121,14 @@ async function openRun(
 ): Promise<{ state: RunState; path: string }> {
   const budget = budgetFrom(options);
   if (options.resume !== undefined) {
-    if (options.goal || options.name || options.role || options.workspace)
+    if (options.goal || options.name || options.role)
       throw new UserError(
-        '--resume continues a saved run with its own goals, name, role and workspace',
+        '--resume continues a saved run with its own goals, name and role',
         2,
-        'leave out --goal, --name, --role and --workspace, or start a new run without --resume',
+        'leave out --goal, --name and --role, or start a new run without --resume',
       );
     const state = await loadRun(options.resume);
+    state.workspace = resumedWorkspace(state, resolve(options.resume), options.workspace);
     if (state.ended?.reason === 'task_complete')
       throw new UserError(
         `the run in ${options.resume} is complete (task_complete: ${state.ended.detail})`,
@@ -166,8 +168,33 @@ async function openRun(
     answerFormat: options.answers,
   });
   const folder = join(workspace, RESERVED_FOLDER, 'runs');
-  await mkdir(folder, { recursive: true });
+  try {
+    await mkdir(folder, { recursive: true });
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'it is not a folder' : (error as Error).message;
+    throw new UserError(
+      `cannot use ${workspace} as the workspace: ${reason}`,
+      2,
+      'pass a folder to --workspace',
+    );
+  }
   return { state, path: join(folder, `${slug(setup.name)}-${state.id}.run.json`) };
+}
+
+/**
+ * Where a resumed run may work. A run file is kept in its workspace's `.meta-agent/runs/`; one found
+ * anywhere else (a file someone sent) does not get to name the folder its agent may write in: the user
+ * names it with --workspace.
+ */
+function resumedWorkspace(state: RunState, path: string, given: string | undefined): string {
+  if (given !== undefined) return resolve(given);
+  if (dirname(path) === join(state.workspace, RESERVED_FOLDER, 'runs')) return state.workspace;
+  throw new UserError(
+    `the run file says its workspace is ${state.workspace}, but it is not kept in that workspace`,
+    2,
+    'pass --workspace DIR to choose the folder the resumed run may use',
+  );
 }
 
 const defaultRole =

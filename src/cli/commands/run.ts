@@ -71,7 +71,10 @@ export function register(program: Command): void {
     .option('--name <name>', 'the agent’s name (default Agent)')
     .option('--role <role>', 'what the agent is, e.g. "an AI that writes release notes"')
     .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
-    .option('--resume <file>', 'continue the run saved in FILE (its goals and workspace)')
+    .option(
+      '--resume <file>',
+      'continue the run saved in FILE, with its goals (and its workspace, unless -w)',
+    )
     .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
     .option('--allow <commands>', 'commands that run without asking, comma-separated', list)
