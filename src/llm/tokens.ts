@@ -57,11 +57,42 @@ export function countTokens(modelName: string, text: string): number {
   if (!known) counts.set(encoding, (known = new Map()));
   let count = known.get(text);
   if (count === undefined) {
-    count = encoderFor(modelName).encode_ordinary(text).length;
+    count = encodedLength(encoderFor(modelName), text);
     if (known.size >= COUNTS_KEPT) known.delete(known.keys().next().value!);
     known.set(text, count);
   }
   return count;
+}
+
+/** Characters encoded at once: BPE takes time quadratic in the length of a run without spaces. */
+const PIECE_CHARS = 1000;
+
+/** Where a run without spaces is cut, when a piece has no space to end before. */
+const RUN_CHARS = 256;
+
+/**
+ * The encoded length of `text`, encoded in pieces that end before a space (where a word's token
+ * begins anyway), so a megabyte of `xxxx…` costs a second rather than hours. A run without spaces is
+ * cut every RUN_CHARS characters, which may count a token more per cut.
+ */
+function encodedLength(encoder: Tiktoken, text: string): number {
+  if (text.length <= 2 * PIECE_CHARS) return encoder.encode_ordinary(text).length;
+  let total = 0;
+  for (let start = 0; start < text.length;) {
+    let end = Math.min(text.length, start + PIECE_CHARS);
+    if (end < text.length) {
+      const space = text.lastIndexOf(' ', end);
+      if (space > start) end = space;
+      else {
+        end = start + RUN_CHARS;
+        // Never between the two halves of a surrogate pair.
+        if (/[\uD800-\uDBFF]/.test(text[end - 1]!)) end -= 1;
+      }
+    }
+    total += encoder.encode_ordinary(text.slice(start, end)).length;
+    start = end;
+  }
+  return total;
 }
 
 /**

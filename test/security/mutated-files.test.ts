@@ -2,7 +2,8 @@
  * Graph and state files are untrusted input. Hundreds of mutants of the shipped graphs (bytes flipped,
  * cut, repeated; values swapped for other types, huge or prototype-named ones) go through everything a
  * shared file meets: loading, lint, every text export, a short scripted conversation, and the state
- * reader. Each must work or fail with a UserError, the kind the CLI prints as one line; anything else
+ * reader; mutants of a goal-loop run file go through `run --resume`'s reader and the prompt built from
+ * what it read. Each must work or fail with a UserError, the kind the CLI prints as one line; anything else
  * would reach the user as "this looks like a bug". A sample also goes through the real CLI.
  */
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { budgetLine } from '../../src/autonomous/budget.js';
+import { goalPrompt } from '../../src/autonomous/prompt.js';
+import { loadRun } from '../../src/autonomous/run-file.js';
 import { loadStateFile } from '../../src/cli/state-file.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { saveState } from '../../src/engine/state.js';
@@ -21,7 +25,9 @@ import { parseGraphJson } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import { converse, noModels, noScript } from '../support/agents.js';
+import { answer, testRun } from '../support/goal-loop.js';
 import { runCli } from '../support/run-cli.js';
+import { commandRegistry } from '../../tools/index.js';
 
 const SOURCES = [
   'test/fixtures/cli/greeter.autogram.json',
@@ -215,6 +221,48 @@ describe('mutated state files', () => {
           throw new Error(`state mutant ${i} failed with a non-user error: ${String(error)}`, {
             cause: error,
           });
+        });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mutated run files', () => {
+  it('resume or fail as a user error, and what loads makes a prompt', async () => {
+    const run = await testRun({
+      answers: [
+        answer('write_to_file', { file: 'a.txt', text: 'one' }),
+        'not an answer',
+        answer('read_file', { file: 'a.txt' }),
+        answer('task_complete', { reason: 'done' }),
+      ],
+    });
+    await run.loop.run();
+    run.dispose();
+    const text = JSON.stringify(run.state, null, 1);
+    const registry = commandRegistry();
+    const dir = await mkdtemp(join(tmpdir(), 'meta-agent-run-mutants-'));
+    const next = random(11);
+    try {
+      for (let i = 0; i < 120; i++) {
+        const path = join(dir, `run${i}.json`);
+        await writeFile(path, mutate(text, next));
+        await userFacing(async () => {
+          const state = await loadRun(path);
+          goalPrompt({
+            state,
+            registry,
+            resources: [],
+            budget: budgetLine(state, 0),
+            memories: [],
+            tools: false,
+            modelName: 'gpt-4o-mini',
+            now: new Date(0),
+          });
+        }).catch((error: unknown) => {
+          throw new Error(`run mutant ${i} failed with a non-user error: ${String(error)}`, { cause: error });
         });
       }
     } finally {
