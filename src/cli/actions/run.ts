@@ -31,10 +31,13 @@ export async function runGoals(options: RunOptions): Promise<void> {
     options.tui && !options.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  // Models first: a run that could not ask any leaves no files behind.
+  // A run file to resume is checked first; a new run's questions and files wait until the models
+  // resolve, so a run that could not ask any asks nothing and leaves nothing behind.
+  const resumed = options.resume === undefined ? undefined : await resumeRun(options.resume, options);
+  if (!resumed) checkGoals(options.goal ?? [], interactive);
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
-  const { state, path } = await openRun(options, interactive);
+  const { state, path } = resumed ?? (await newRun(options));
   if (metered.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const opened = await openResources(state, metered, bus, options);
@@ -114,56 +117,52 @@ async function goOn(
   }
 }
 
-/** The run to go on with: resumed from --resume, or new from the flags (or the questions in a terminal). */
-async function openRun(
-  options: RunOptions,
-  interactive: boolean,
-): Promise<{ state: RunState; path: string }> {
-  const budget = budgetFrom(options);
-  if (options.resume !== undefined) {
-    if (options.goal || options.name || options.role)
-      throw new UserError(
-        '--resume continues a saved run with its own goals, name and role',
-        2,
-        'leave out --goal, --name and --role, or start a new run without --resume',
-      );
-    const state = await loadRun(options.resume);
-    state.workspace = resumedWorkspace(state, resolve(options.resume), options.workspace);
-    if (state.ended?.reason === 'task_complete')
-      throw new UserError(
-        `the run in ${options.resume} is complete (task_complete: ${state.ended.detail})`,
-        2,
-        'start a new run with --goal',
-      );
-    state.budget = { ...state.budget, ...budget };
-    if (options.continuous !== undefined) state.continuousLeft = options.continuous;
-    if (state.ended) {
-      writeErr(`[run] resuming a run that ended with ${state.ended.reason}: ${state.ended.detail}\n`);
-      delete state.ended;
-      state.unusableStreak = 0;
-      state.refusedStreak = 0;
-    }
-    return { state, path: resolve(options.resume) };
+/** The run saved in `file`, with the limits and countdown of this command line. */
+async function resumeRun(file: string, options: RunOptions): Promise<{ state: RunState; path: string }> {
+  if (options.goal || options.name || options.role)
+    throw new UserError(
+      '--resume continues a saved run with its own goals, name and role',
+      2,
+      'leave out --goal, --name and --role, or start a new run without --resume',
+    );
+  const state = await loadRun(file);
+  state.workspace = resumedWorkspace(state, resolve(file), options.workspace);
+  if (state.ended?.reason === 'task_complete')
+    throw new UserError(
+      `the run in ${file} is complete (task_complete: ${state.ended.detail})`,
+      2,
+      'start a new run with --goal',
+    );
+  state.budget = { ...state.budget, ...budgetFrom(options) };
+  if (options.continuous !== undefined) state.continuousLeft = options.continuous;
+  if (state.ended) {
+    writeErr(`[run] resuming a run that ended with ${state.ended.reason}: ${state.ended.detail}\n`);
+    delete state.ended;
+    state.unusableStreak = 0;
+    state.refusedStreak = 0;
   }
+  return { state, path: resolve(file) };
+}
+
+/** Goals from the flags must be one to five; without any, only a terminal can ask for them. */
+function checkGoals(goals: string[], interactive: boolean): void {
+  if (goals.length === 0 && !interactive)
+    throw new UserError('no goal given', 2, 'pass --goal "…" (up to 5), or run in a terminal to be asked');
+  if (goals.length > 5)
+    throw new UserError(`${goals.length} goals given; a run takes at most 5`, 2, 'merge or drop some --goal');
+}
+
+/** A new run from the flags, or from the questions in a terminal, and the folder its file goes in. */
+async function newRun(options: RunOptions): Promise<{ state: RunState; path: string }> {
   const setup =
     options.goal && options.goal.length > 0
       ? { name: options.name ?? 'Agent', role: options.role ?? defaultRole, goals: options.goal }
-      : interactive
-        ? await askForGoals({ name: options.name, role: options.role })
-        : undefined;
-  if (!setup)
-    throw new UserError('no goal given', 2, 'pass --goal "…" (up to 5), or run in a terminal to be asked');
-  if (setup.goals.length > 5)
-    throw new UserError(
-      `${setup.goals.length} goals given; a run takes at most 5`,
-      2,
-      'merge or drop some --goal',
-    );
+      : await askForGoals({ name: options.name, role: options.role });
   const workspace = resolve(options.workspace ?? 'workspace');
   const state = newRunState({
     ...setup,
     workspace,
-    budget: { maxSteps: DEFAULT_MAX_STEPS, ...budget },
+    budget: { maxSteps: DEFAULT_MAX_STEPS, ...budgetFrom(options) },
     ...(options.continuous !== undefined && { continuous: options.continuous }),
     answerFormat: options.answers,
   });
