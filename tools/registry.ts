@@ -51,7 +51,7 @@ export function renderCommandList(registry: CommandRegistry): string {
     .all()
     .map((command, index) => {
       const args = Object.entries(command.args.shape)
-        .map(([name, schema]) => `"${name}": "<${argumentHint(name, schema as z.ZodType)}>"`)
+        .map(([name, schema]) => `"${name}": "${argumentPlaceholder(name, schema as z.ZodType)}"`)
         .join(', ');
       return `${index + 1}. ${command.title}: "${command.name}", args: ${args}\n   ${command.description}`;
     })
@@ -111,9 +111,9 @@ export function checkArgs(command: Command, args: unknown): CheckedArgs {
   return { ok: true, args: (checked as { data: Record<string, unknown> }).data };
 }
 
-function argumentHint(name: string, schema: z.ZodType): string {
-  const description = schema.description;
-  return description ?? name;
+/** How the command list shows an argument's value: `<hint>`, the schema's description or the name. */
+export function argumentPlaceholder(name: string, schema: z.ZodType): string {
+  return `<${schema.description ?? name}>`;
 }
 
 function typeName(schema: z.ZodType): string {

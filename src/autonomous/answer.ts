@@ -6,7 +6,8 @@
 import { closestName } from '../graph/names.js';
 import type { Thoughts } from '../events.js';
 import type { ToolCall } from '../llm/types.js';
-import { checkArgs, type CommandRegistry } from '../../tools/registry.js';
+import type { z } from 'zod';
+import { argumentPlaceholder, checkArgs, type CommandRegistry } from '../../tools/registry.js';
 import { findJsonObjects, parseJsonLenient, type JsonSpan } from './json-blocks.js';
 
 /** A command the model chose, with arguments that passed its schema; or why none can run. */
@@ -129,11 +130,10 @@ function checkCommand(
     );
   }
   if (isRecord(args)) {
-    // The registry's command list shows each argument as "<description or name>".
     const hints = new Set(
       Object.entries(command.args.shape).flatMap(([key, schema]) => [
         `<${key}>`,
-        `<${(schema as { description?: string }).description ?? key}>`,
+        argumentPlaceholder(key, schema as z.ZodType),
       ]),
     );
     const placeholder = Object.entries(args).find(
