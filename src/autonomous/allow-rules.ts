@@ -5,6 +5,8 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UserError } from '../errors.js';
+import { closestName } from '../graph/names.js';
 import { writeTextFile } from '../write-file.js';
 import { RESERVED_FOLDER } from '../../tools/workspace.js';
 
@@ -47,4 +49,33 @@ export async function rememberAllowRule(
   await mkdir(join(workspace, RESERVED_FOLDER), { recursive: true });
   await writeTextFile(allowRulesPath(workspace), `${JSON.stringify({ commands }, null, 2)}\n`);
   return commands;
+}
+
+/** Refuses an `--allow` name that is no command `known` has, with the closest one (exit 2). */
+export function checkAllowNames(allow: readonly string[], known: readonly string[]): void {
+  for (const name of allow) {
+    if (known.includes(name)) continue;
+    const guess = closestName(name, [...known]);
+    throw new UserError(
+      `--allow: there is no command "${name}"${guess ? `; did you mean "${guess}"?` : ''}`,
+      2,
+      `commands: ${known.join(', ')}`,
+    );
+  }
+}
+
+/**
+ * What runs without asking: the `--allow` names (checked against `offered`) and the rules remembered
+ * for the workspace; a rules file with something wrong in it is reported through `warn`.
+ */
+export async function allowedCommands(
+  allow: readonly string[],
+  workspace: string,
+  offered: readonly string[],
+  warn: (message: string) => void,
+): Promise<Set<string>> {
+  checkAllowNames(allow, offered);
+  const remembered = await loadAllowRules(workspace, offered);
+  if (remembered.problem) warn(`${allowRulesPath(workspace)}: ${remembered.problem}`);
+  return new Set([...allow, ...remembered.commands]);
 }

@@ -14,7 +14,6 @@ import type { EventBus, FileTouch, GoalEndReason } from '../events.js';
 import { toolsUnsupported } from '../llm/errors.js';
 import { countMessageTokens, countTokens } from '../llm/tokens.js';
 import type { ChatMessage, Completion, LanguageModel, ToolSpec } from '../llm/types.js';
-import { costOf } from '../llm/usage.js';
 import {
   SIDE_EFFECTS,
   type Command,
@@ -56,7 +55,10 @@ export interface Approver {
 
 export interface GoalLoopOptions {
   state: RunState;
-  /** The model that answers each step; metered, so every call is a `model.call` event. */
+  /**
+   * The model that answers each step. Metered (llm/usage.ts): the run counts what it spends from the
+   * `model.call` events on `events`, its commands' calls included.
+   */
   chatbot: LanguageModel;
   /** The commands this run offers. */
   registry: CommandRegistry;
@@ -105,6 +107,14 @@ export class GoalLoop {
     this.#sessionStart = this.#clock();
     this.#elapsedBefore = state.used.elapsedMs;
     this.#emitStarted();
+    // Every model call of the run is spent from its budget: the steps', and those its commands make
+    // (sub-agents, page summaries), all reported on the bus by the metered models.
+    const stopCounting = this.#options.events.on((event) => {
+      if (event.type !== 'model.call') return;
+      state.used.promptTokens += event.usage.promptTokens;
+      state.used.completionTokens += event.usage.completionTokens;
+      state.used.costUsd += event.costUsd ?? 0;
+    });
     try {
       // The run file exists from the start, so a run killed before its first answer can be resumed.
       await this.#save();
@@ -122,6 +132,8 @@ export class GoalLoop {
         await this.#save();
         throw error;
       }
+    } finally {
+      stopCounting();
     }
     const ended = state.ended!;
     this.#options.events.emit({ type: 'goal.ended', ...ended, ...spendOf(state, this.#elapsed()) });
@@ -150,7 +162,6 @@ export class GoalLoop {
   /** One step: ask the model, check its answer, and record it as the pending command. */
   async #step(signal: AbortSignal): Promise<void> {
     const { state } = this;
-    const { chatbot } = this.#options;
     const memories = await this.#recall();
     let messages = this.#prompt(memories);
     let check = checkBudget(state, this.#figures(messages));
@@ -169,9 +180,6 @@ export class GoalLoop {
     this.#options.events.emit({ type: 'goal.step', step });
     const completion = await this.#ask(messages, check.maxTokens, step, signal);
     state.used.steps = step;
-    state.used.promptTokens += completion.usage.promptTokens;
-    state.used.completionTokens += completion.usage.completionTokens;
-    state.used.costUsd += chatbot.scripted ? 0 : (costOf(chatbot.modelName, completion.usage) ?? 0);
     this.#emitSpend();
     const answer = this.#parse(completion);
     if (answer.thoughts)

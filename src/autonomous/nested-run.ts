@@ -10,13 +10,11 @@
  * Every conversation is lent the namespace, and most never use it: the goal loop and its commands are
  * loaded when a run starts (they take longer to load than the rest of `chat`).
  */
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { HostNamespace } from '../engine/interpreter.js';
 import { UserError } from '../errors.js';
 import type { EventBus, GoalEndReason } from '../events.js';
-import { closestName } from '../graph/names.js';
 import { MAX_GOALS } from '../graph/parse.js';
 import type { ModelSet } from '../llm/types.js';
 import type { GoalResources } from './resources.js';
@@ -71,7 +69,10 @@ const USAGE = `goals.run({ goals: ["…"] (1 to ${MAX_GOALS}), maxSteps?: N })`;
  */
 export async function goalLoopHost(options: NestedRunOptions): Promise<HostNamespace> {
   if (options.allow?.length) {
-    const { commandRegistry } = await import('../../tools/index.js');
+    const [{ commandRegistry }, { checkAllowNames }] = await Promise.all([
+      import('../../tools/index.js'),
+      import('./allow-rules.js'),
+    ]);
     checkAllowNames(options.allow, commandRegistry().names());
   }
   return { awaited: true, functions: { run: (request: unknown) => runNested(options, request) } };
@@ -79,11 +80,11 @@ export async function goalLoopHost(options: NestedRunOptions): Promise<HostNames
 
 async function runNested(options: NestedRunOptions, request: unknown): Promise<NestedRunResult> {
   const { goals, node = 'code', maxSteps } = parseRequest(request);
-  const [{ GoalLoop }, { newRunState }, { saveRun }, { RESERVED_FOLDER }] = await Promise.all([
+  const [{ GoalLoop }, { newRunState }, { newRunFile, saveRun }, { allowedCommands }] = await Promise.all([
     import('./goal-loop.js'),
     import('./run-state.js'),
     import('./run-file.js'),
-    import('../../tools/workspace.js'),
+    import('./allow-rules.js'),
   ]);
   const cap = options.maxSteps ?? DEFAULT_GOAL_MAX_STEPS;
   const workspace = resolve(options.workspace ?? 'workspace');
@@ -97,10 +98,13 @@ async function runNested(options: NestedRunOptions, request: unknown): Promise<N
   });
   const opened = await openResources(workspace, models, events);
   try {
-    const folder = join(workspace, RESERVED_FOLDER, 'runs');
-    await mkdir(folder, { recursive: true });
-    const path = join(folder, `${slug(graph.name)}-${slug(node)}-${state.id}.run.json`);
-    const allow = await allowList(options, opened);
+    const path = await newRunFile(workspace, [graph.name, node], state.id);
+    const allow = await allowedCommands(
+      options.allow ?? [],
+      opened.workspace.root,
+      opened.registry.names(),
+      (message) => options.onWarning?.(message),
+    );
     options.onRunFile?.(path, node);
     const loop = new GoalLoop({
       state,
@@ -143,37 +147,4 @@ async function openResources(workspace: string, models: ModelSet, events: EventB
       'pass a folder it can use with --workspace DIR',
     );
   }
-}
-
-/** `--allow` and the workspace's remembered rules, narrowed to the commands this run offers. */
-async function allowList(options: NestedRunOptions, opened: GoalResources): Promise<Set<string>> {
-  const { allowRulesPath, loadAllowRules } = await import('./allow-rules.js');
-  const offered = opened.registry.names();
-  const remembered = await loadAllowRules(opened.workspace.root, offered);
-  if (remembered.problem)
-    options.onWarning?.(`${allowRulesPath(opened.workspace.root)}: ${remembered.problem}`);
-  return new Set([...(options.allow ?? []), ...remembered.commands]);
-}
-
-function checkAllowNames(allow: readonly string[], known: string[]): void {
-  for (const name of allow) {
-    if (known.includes(name)) continue;
-    const guess = closestName(name, known);
-    throw new UserError(
-      `--allow: the goal loop has no command "${name}"${guess ? `; did you mean "${guess}"?` : ''}`,
-      2,
-      `commands: ${known.join(', ')}`,
-    );
-  }
-}
-
-/** A name as a file name part. */
-function slug(name: string): string {
-  return (
-    name
-      .normalize('NFKD')
-      .replace(/[^\w-]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 40) || 'run'
-  );
 }

@@ -3,10 +3,12 @@
  * after every phase of a step (write-file.ts), so `kill -9` at any moment leaves the last phase saved,
  * never half a file. A run is a few hundred steps of capped outputs, so rewriting it whole stays cheap.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { InvalidFileError, UserError } from '../errors.js';
 import { withoutBom } from '../graph/json-syntax.js';
 import { writeTextFile } from '../write-file.js';
+import { RESERVED_FOLDER } from '../../tools/workspace.js';
 import { parseRunState, type RunState } from './run-state.js';
 
 /** Saves `state` to `path`, durably. */
@@ -42,4 +44,40 @@ export async function loadRun(path: string): Promise<RunState> {
   const parsed = parseRunState(json);
   if (!parsed.ok) throw new InvalidFileError(`${path} is not a usable run file: ${parsed.problem}`);
   return parsed.state;
+}
+
+/** Where a workspace keeps its runs: its reserved folder, out of the agent's reach. */
+export function runsFolder(workspace: string): string {
+  return join(workspace, RESERVED_FOLDER, 'runs');
+}
+
+/**
+ * A new run file's path, `WORKSPACE/.meta-agent/runs/PART-…-ID.run.json`, its folder made. A workspace
+ * that is not a folder is a UserError (exit 2).
+ */
+export async function newRunFile(workspace: string, parts: string[], id: string): Promise<string> {
+  const folder = runsFolder(workspace);
+  try {
+    await mkdir(folder, { recursive: true });
+  } catch (error) {
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'it is not a folder' : (error as Error).message;
+    throw new UserError(
+      `cannot use ${workspace} as the workspace: ${reason}`,
+      2,
+      'pass a folder to --workspace',
+    );
+  }
+  return join(folder, `${[...parts.map(slug), id].join('-')}.run.json`);
+}
+
+/** A name as part of a file name. */
+function slug(name: string): string {
+  return (
+    name
+      .normalize('NFKD')
+      .replace(/[^\w-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'run'
+  );
 }

@@ -115,7 +115,7 @@ describe('a goal_loop node under meta-agent call', () => {
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      'error: --allow: the goal loop has no command "write_file"; did you mean "write_to_file"?',
+      'error: --allow: there is no command "write_file"; did you mean "write_to_file"?',
     );
     expect(await runFiles(root)).toEqual([]);
   });

@@ -12,6 +12,7 @@ import { newRunState, type Budget, type RunState } from '../../src/autonomous/ru
 import { EventBus, type AgentEvent } from '../../src/events.js';
 import { Script, ScriptedModel } from '../../src/llm/scripted.js';
 import type { CompletionRequest, LanguageModel } from '../../src/llm/types.js';
+import { UsageMeter } from '../../src/llm/usage.js';
 import type { CommandResources } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
@@ -114,7 +115,7 @@ export async function testRun(options: TestRunOptions): Promise<TestRun> {
   const resources: Partial<CommandResources> = { workspace, code, ...options.resources };
   const loopOptions: GoalLoopOptions = {
     state,
-    chatbot: model,
+    chatbot: new UsageMeter(bus).wrap('chatbot', model),
     registry: commandRegistry().offered(resources),
     resources,
     resourceLines: ['File output in your workspace.'],

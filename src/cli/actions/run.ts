@@ -1,18 +1,15 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
-import { mkdir } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
-import { allowRulesPath, loadAllowRules, rememberAllowRule } from '../../autonomous/allow-rules.js';
+import { dirname, relative, resolve } from 'node:path';
+import { allowedCommands, allowRulesPath, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
-import { loadRun, saveRun } from '../../autonomous/run-file.js';
+import { loadRun, newRunFile, runsFolder, saveRun } from '../../autonomous/run-file.js';
 import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
 import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
 import { attachTrace } from '../../engine/trace.js';
 import { InvalidFileError, UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
-import { closestName } from '../../graph/names.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
-import { RESERVED_FOLDER } from '../../../tools/workspace.js';
 import { printEvents } from '../chat-lines.js';
 import type { RunOptions } from '../commands/run.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
@@ -64,7 +61,9 @@ async function goOn(
 ): Promise<void> {
   const { bus, chatbot, opened, options, interactive } = setup;
   const { workspace, agents, registry } = opened;
-  const allow = await allowList(options, workspace.root, registry.names());
+  const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
+    writeErr(`warning: ${message}\n`),
+  );
   const stopPrinting = options.json
     ? printEvents(bus, (line) => writeOut(line))
     : interactive
@@ -166,19 +165,7 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
     ...(options.continuous !== undefined && { continuous: options.continuous }),
     answerFormat: options.answers,
   });
-  const folder = join(workspace, RESERVED_FOLDER, 'runs');
-  try {
-    await mkdir(folder, { recursive: true });
-  } catch (error) {
-    const reason =
-      (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'it is not a folder' : (error as Error).message;
-    throw new UserError(
-      `cannot use ${workspace} as the workspace: ${reason}`,
-      2,
-      'pass a folder to --workspace',
-    );
-  }
-  return { state, path: join(folder, `${slug(setup.name)}-${state.id}.run.json`) };
+  return { state, path: await newRunFile(workspace, [setup.name], state.id) };
 }
 
 /**
@@ -188,7 +175,7 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
  */
 function resumedWorkspace(state: RunState, path: string, given: string | undefined): string {
   if (given !== undefined) return resolve(given);
-  if (dirname(path) === join(state.workspace, RESERVED_FOLDER, 'runs')) return state.workspace;
+  if (dirname(path) === runsFolder(state.workspace)) return state.workspace;
   throw new UserError(
     `the run file says its workspace is ${state.workspace}, but it is not kept in that workspace`,
     2,
@@ -229,22 +216,6 @@ async function openResources(
       `cannot open the run's workspace ${state.workspace}: ${(error as Error).message}`,
     );
   }
-}
-
-/** --allow and the workspace's remembered rules; an unknown name in --allow is a mistake worth stopping for. */
-async function allowList(options: RunOptions, root: string, offered: string[]): Promise<Set<string>> {
-  for (const name of options.allow ?? []) {
-    if (offered.includes(name)) continue;
-    const guess = closestName(name, offered);
-    throw new UserError(
-      `--allow: this run has no command "${name}"${guess ? `; did you mean "${guess}"?` : ''}`,
-      2,
-      `commands: ${offered.join(', ')}`,
-    );
-  }
-  const remembered = await loadAllowRules(root, offered);
-  if (remembered.problem) writeErr(`warning: ${shown(allowRulesPath(root))}: ${remembered.problem}\n`);
-  return new Set([...(options.allow ?? []), ...remembered.commands]);
 }
 
 /**
@@ -290,14 +261,4 @@ function traceTo(bus: EventBus, file: string): () => void {
 function shown(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel && !rel.startsWith('..') ? rel : path;
-}
-
-function slug(name: string): string {
-  return (
-    name
-      .normalize('NFKD')
-      .replace(/[^\w-]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 40) || 'run'
-  );
 }
