@@ -4,7 +4,7 @@
  * (GoalEndReason). The decisions are pure functions (prompt.ts, answer.ts, authorize.ts, budget.ts,
  * loop-detect.ts); this class performs the effects and saves the run after every phase of a step:
  *
- *   answered (saved) -> approved (saved) -> running (saved) -> result in the history (saved)
+ *   answered (saved) -> approved (saved when a user answered) -> running (saved) -> result (saved)
  *
  * so a run killed at any moment resumes where it was: an approval not given is asked again, an approved
  * command that had not started runs, and a command with a side effect that may have run is never run
@@ -327,7 +327,9 @@ export class GoalLoop {
       by,
       ...(state.continuousLeft > 0 && { continuousLeft: state.continuousLeft }),
     });
-    await this.#save();
+    // A user's answer is saved at once, so it is never asked for again; a decision taken without
+    // asking is taken again the same way on resume, and saved with the next phase.
+    if (decision.kind === 'ask') await this.#save();
     return true;
   }
 
