@@ -161,6 +161,35 @@ describe('meta-agent run', () => {
     expect(events.map((event) => event.type)).toContain('goal.result');
   });
 
+  it('spends the budget on every model call of the run, a sub-agent’s included', async () => {
+    server = await startReplayServer(
+      [
+        { name: 'start_agent', args: { name: 'pirate', task: 'pirate.autogram.json', prompt: 'Ahoy?' } },
+        complete('asked'),
+      ],
+      'json',
+    );
+    const root = await workspace({
+      'pirate.autogram.json': await readFile(
+        new URL('../fixtures/tools/pirate.autogram.json', import.meta.url),
+        'utf8',
+      ),
+    });
+    const result = await run(['--goal', 'ask the pirate', '--yes', '--json'], root);
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const calls = events.filter((event) => event.type === 'model.call') as Array<{
+      purpose: string;
+      usage: { promptTokens: number; completionTokens: number };
+    }>;
+    expect(calls.some((call) => !call.purpose.startsWith('goal step'))).toBe(true);
+    const spent = calls.reduce((sum, call) => sum + call.usage.promptTokens + call.usage.completionTokens, 0);
+    expect(events.at(-1)).toMatchObject({ type: 'goal.ended', tokens: spent });
+  });
+
   it('falls back to JSON answers when the server refuses native tools', async () => {
     server = await startOpenAIServer({
       rejectTools: true,
