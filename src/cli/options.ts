@@ -1,6 +1,7 @@
 /**
- * Options several commands declare: the model options, --self-referential and the goal-loop options. Every command module
- * imports this at start-up, so it declares options only; turning them into models is model-options.ts.
+ * Options several commands declare: the model options, --self-referential and the goal-loop options.
+ * Every command module imports this at start-up, so it declares options only; turning them into models
+ * is model-options.ts.
  * API keys are deliberately not options: they come from the environment only, so they stay out of
  * shell history and process listings.
  */
@@ -86,7 +87,8 @@ export function addGoalLoopOptions(command: Command): Command {
     );
 }
 
-function list(value: string, previous: string[] | undefined): string[] {
+/** Parses a comma-separated option that may be repeated (`--allow a,b --allow c`). */
+export function list(value: string, previous: string[] | undefined): string[] {
   const items = value
     .split(',')
     .map((item) => item.trim())
@@ -94,7 +96,8 @@ function list(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), ...items];
 }
 
-function positiveInteger(value: string): number {
+/** Parses a whole number above 0, refusing `2.5`, `1e3` and `0x10` with a message commander prints. */
+export function positiveInteger(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || n < 1) throw new InvalidArgumentError('expected a whole number above 0');
   return n;

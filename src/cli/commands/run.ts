@@ -5,7 +5,13 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import {
+  MODEL_OPTIONS_HELP,
+  addModelOptions,
+  list,
+  positiveInteger,
+  type ModelOptionValues,
+} from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -107,20 +113,6 @@ export function register(program: Command): void {
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
-}
-
-function list(value: string, previous: string[] | undefined): string[] {
-  const items = value
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-  return [...(previous ?? []), ...items];
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a whole number above 0');
-  return n;
 }
 
 function positiveNumber(value: string): number {
