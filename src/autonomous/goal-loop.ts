@@ -178,7 +178,7 @@ export class GoalLoop {
     }
     const step = state.used.steps + 1;
     this.#options.events.emit({ type: 'goal.step', step });
-    const completion = await this.#ask(messages, check.maxTokens, step, signal);
+    const completion = await this.#ask(messages, memories, check.maxTokens, step, signal);
     state.used.steps = step;
     this.#emitSpend();
     const answer = this.#parse(completion);
@@ -191,9 +191,10 @@ export class GoalLoop {
     await this.#save();
   }
 
-  /** Sends the step's call: with native tools unless the server refused them once. */
+  /** Sends the step's call (`memories` are the step's): with native tools unless the server refused them. */
   async #ask(
     messages: ChatMessage[],
+    memories: string[],
     maxTokens: number,
     step: number,
     signal: AbortSignal,
@@ -216,7 +217,8 @@ export class GoalLoop {
         'resume',
         'The model server does not take native tool calls: answering in JSON from now on.',
       );
-      return this.#options.chatbot.complete({ ...request, messages: this.#prompt(await this.#recall()) });
+      // The same step, its prompt now asking for the JSON format.
+      return this.#options.chatbot.complete({ ...request, messages: this.#prompt(memories) });
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { FileTouch, GoalEndReason, Thoughts } from '../events.js';
+import type { GoalEndReason } from '../events.js';
 
 export const RUN_FORMAT = 'meta-agent/run@1';
 
@@ -186,8 +186,3 @@ export function parseRunState(
 export function tokensUsed(state: RunState): number {
   return state.used.promptTokens + state.used.completionTokens;
 }
-
-/** Empty thoughts, for answers that gave none. */
-export const NO_THOUGHTS: Thoughts = { text: '', reasoning: '', plan: '', criticism: '', speak: '' };
-
-export type { FileTouch };
