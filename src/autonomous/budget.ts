@@ -39,7 +39,7 @@ export type BudgetCheck =
 export function checkBudget(state: RunState, call: CallFigures): BudgetCheck {
   const { budget, used } = state;
   if (budget.maxSteps !== undefined && used.steps >= budget.maxSteps)
-    return { ok: false, reason: 'max_steps', detail: `all ${budget.maxSteps} steps were used` };
+    return { ok: false, reason: 'max_steps', detail: `the ${budget.maxSteps}-step limit was reached` };
   if (budget.maxTimeMs !== undefined && call.elapsedMs >= budget.maxTimeMs)
     return {
       ok: false,

@@ -61,7 +61,7 @@ export function spendLine(spend: GoalSpend): string {
   const of = (limit: number | undefined, show: (n: number) => string) =>
     limit === undefined ? '' : ` of ${show(limit)}`;
   return [
-    `${spend.steps}${of(spend.maxSteps, String)} ${spend.steps === 1 ? 'step' : 'steps'}`,
+    `${spend.steps}${of(spend.maxSteps, String)} ${(spend.maxSteps ?? spend.steps) === 1 ? 'step' : 'steps'}`,
     `${count.format(spend.tokens)}${of(spend.maxTokens, (n) => count.format(n))} tokens`,
     `$${spend.costUsd.toFixed(4)}${of(spend.maxCostUsd, (n) => `$${n}`)}`,
     `${(spend.elapsedMs / 1000).toFixed(1)}${of(spend.maxTimeMs, (n) => `${n / 1000}`)} s`,
