@@ -1,0 +1,69 @@
+/**
+ * One writer at a time per namespace, across processes: a run, a `memory add` in another terminal and
+ * an autogram may share one. The lock is a file made with O_EXCL holding the writer's PID; a lock whose
+ * process is gone (killed mid-write) is taken over at once rather than after a timeout, which is why
+ * this is not a lock library's mtime-based lock. Readers never lock: they read whole log lines only.
+ */
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const LOCK_FILE = 'lock';
+
+/** How long a writer waits for another before giving up. */
+export const LOCK_WAIT_MS = 10_000;
+
+/** A lock file still empty after this was left by a writer that died as it made it. */
+const EMPTY_LOCK_MS = 1_000;
+
+/** Another live process kept the namespace locked for longer than LOCK_WAIT_MS. */
+export class NamespaceBusy extends Error {
+  constructor(readonly pid: number) {
+    super(`process ${pid} is writing to it`);
+  }
+}
+
+export async function withLock<T>(folder: string, work: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
+  const path = join(folder, LOCK_FILE);
+  const deadline = Date.now() + waitMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    const holder = await tryLock(path);
+    if (holder === undefined) break;
+    if (Date.now() > deadline) throw new NamespaceBusy(holder);
+    await sleep(pause);
+  }
+  try {
+    return await work();
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+}
+
+/** Takes the lock, or says which live process holds it. */
+async function tryLock(path: string): Promise<number | undefined> {
+  try {
+    const handle = await open(path, 'wx');
+    await handle.writeFile(`${process.pid}\n`);
+    await handle.close();
+    return undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+  // A lock file just made and not yet written reads empty: its maker is alive, unless it stays empty.
+  if (!Number.isInteger(pid)) {
+    const age = Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? 0);
+    if (age < EMPTY_LOCK_MS) return 0;
+  } else if (isAlive(pid)) return pid;
+  await unlink(path).catch(() => undefined);
+  return tryLock(path);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,775 @@
+/**
+ * Long-term memory: one namespace's texts, with metadata, embeddings and two indexes searched together
+ * (fusion.ts): vectors in hnswlib (vector-index.ts) and words in BM25 (word-index.ts).
+ *
+ * On disk, in the namespace's folder:
+ * - `items.jsonl`, the log (records.ts): every add and forget, appended and flushed before a call
+ *   returns. It is the truth; everything else can be rebuilt from it.
+ * - `manifest.json` (manifest.ts): space, dimensions, embedding model, and the snapshot: index files
+ *   holding the log's first N records, so opening replays only the records after them.
+ * - `vectors-*.hnsw` and `words-*.json`, the snapshot's files, new names each time, so the manifest
+ *   (replaced atomically) always names complete files.
+ *
+ * A kill at any moment leaves a readable namespace: a cut last log line is ignored; a snapshot or a
+ * compaction cut short is never named by the manifest. Writers take the namespace's lock (lock.ts) and
+ * first read what other processes appended.
+ *
+ * Embeddings come from the embedder when one answers. When none does (no server, no embedding model,
+ * another model than the namespace's), memory searches by words alone and says so once; it never
+ * pretends. `reindex` embeds every memory again with the embedder of now.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { writeTextFile } from '../src/write-file.js';
+import { fuse, type Fused } from './fusion.js';
+import { withLock } from './lock.js';
+import { MANIFEST_FORMAT, manifestSchema, type Manifest, type SnapshotFile } from './manifest.js';
+import {
+  decodeVector,
+  encodeVector,
+  headerLine,
+  LogDamaged,
+  parseHeader,
+  parseRecords,
+  recordLine,
+  type AddRecord,
+  type LogRecord,
+} from './records.js';
+import { DEFAULT_SHAPE, IndexFileRejected, VectorIndex } from './vector-index.js';
+import { WordIndex } from './word-index.js';
+
+export const LOG_FILE = 'items.jsonl';
+export const MANIFEST_FILE = 'manifest.json';
+
+/** The most characters one memory may hold. */
+export const MAX_TEXT_CHARS = 1_000_000;
+
+/** What is embedded of a memory: its beginning, within every embedding model's input limit. */
+export const EMBED_CHARS = 8_000;
+
+/** Texts per embedding request. */
+export const EMBED_BATCH = 64;
+
+/** Forgotten memories in the log past this share of it (and at least COMPACT_MIN) are compacted away. */
+export const COMPACT_SHARE = 0.25;
+export const COMPACT_MIN = 50;
+
+/**
+ * A snapshot is written on close once the records after the last one reach 1/SNAPSHOT_RATIO of the
+ * log: its cost grows with the namespace, so it is amortized over as many appends.
+ */
+export const SNAPSHOT_RATIO = 50;
+
+/** What turns texts into vectors: an OpenAI-compatible `/v1/embeddings` model (llm/), or a test's. */
+export interface Embedder {
+  readonly modelName: string;
+  embed(texts: string[], signal?: AbortSignal): Promise<{ vectors: number[][] }>;
+}
+
+export interface MemoryItem {
+  id: string;
+  text: string;
+  meta: Record<string, string>;
+  /** When it was added, ISO 8601. */
+  at: string;
+  /** Whether it has a vector (else only its words find it). */
+  embedded: boolean;
+}
+
+export type MemoryHit = MemoryItem & Omit<Fused, 'id'>;
+
+export interface MemoryStats {
+  folder: string;
+  items: number;
+  embedded: number;
+  /** Forgotten memories still taking room in the log and index, until compaction. */
+  forgottenPending: number;
+  model?: string;
+  dimensions?: number;
+  /** Why search goes by words alone, when it does. */
+  wordsOnly?: string;
+  logBytes: number;
+  /** Bytes of the snapshot's index files. */
+  indexBytes: number;
+  /** Records of the log the snapshot holds, of all. */
+  snapshotRecords: number;
+  records: number;
+}
+
+export interface OpenOptions {
+  /** The namespace's folder; made on the first write. */
+  folder: string;
+  embedder?: Embedder;
+  /** Told once when search goes by words alone, and when a snapshot could not be used. */
+  onNotice?: (message: string) => void;
+}
+
+/** A namespace's files cannot be used; the message says which and why. */
+export class MemoryDamaged extends Error {}
+
+interface Embedded {
+  model: string;
+  vectors: Array<number[] | undefined>;
+}
+
+interface Item extends MemoryItem {
+  label: number;
+}
+
+/** What the indexes hold: rebuilt whole, or brought up to date record by record. */
+interface Contents {
+  items: Map<string, Item>;
+  /** The id of each label (labels number the log's add records in order). */
+  ids: string[];
+  /** Labels of forgotten memories still in the log. */
+  forgotten: Set<number>;
+  nextLabel: number;
+  vectors: VectorIndex | undefined;
+  words: WordIndex;
+}
+
+/** Where the log was read up to. */
+interface LogPosition {
+  id: string;
+  bytes: number;
+  records: number;
+  /** The file's inode: a compaction elsewhere replaces the file. */
+  inode: number;
+}
+
+export class MemoryStore {
+  readonly folder: string;
+  readonly #embedder: Embedder | undefined;
+  readonly #notice: (message: string) => void;
+  #manifest: Manifest;
+  #contents: Contents;
+  #log: LogPosition | undefined;
+  #wordsOnly: string | undefined;
+  #noticed = false;
+
+  private constructor(options: OpenOptions, manifest: Manifest) {
+    this.folder = options.folder;
+    this.#embedder = options.embedder;
+    this.#notice = options.onNotice ?? (() => undefined);
+    this.#manifest = manifest;
+    this.#contents = emptyContents();
+    this.#wordsOnly = this.#embedder ? modelMismatch(manifest, this.#embedder) : 'no embedder is configured';
+  }
+
+  /** Opens the namespace in `folder` (nothing there yet is an empty one). Damaged files throw MemoryDamaged. */
+  static async open(options: OpenOptions): Promise<MemoryStore> {
+    const store = new MemoryStore(options, await readManifest(options.folder));
+    await store.#load();
+    return store;
+  }
+
+  /** Adds a memory; returns its id. */
+  async add(text: string, meta: Record<string, string> = {}, signal?: AbortSignal): Promise<string> {
+    const [id] = await this.addMany([{ text, meta }], signal);
+    return id!;
+  }
+
+  /** Adds memories in order, embedding them in batches; `onProgress` hears how many are stored. */
+  async addMany(
+    entries: ReadonlyArray<{ text: string; meta?: Record<string, string> }>,
+    signal?: AbortSignal,
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<string[]> {
+    for (const { text } of entries) checkText(text);
+    const ids: string[] = [];
+    for (let start = 0; start < entries.length; start += EMBED_BATCH) {
+      const batch = entries.slice(start, start + EMBED_BATCH);
+      const embedded = await this.#embed(
+        batch.map((entry) => entry.text),
+        signal,
+      );
+      await this.#write(async () => {
+        const records = batch.map((entry, i): AddRecord => ({
+          op: 'add',
+          id: this.#newId(),
+          text: entry.text,
+          meta: entry.meta ?? {},
+          at: new Date().toISOString(),
+          ...(embedded?.vectors[i] && { model: embedded.model, vector: encodeVector(embedded.vectors[i]) }),
+        }));
+        await this.#append(records);
+        ids.push(...records.map((record) => record.id));
+      });
+      onProgress?.(ids.length, entries.length);
+    }
+    return ids;
+  }
+
+  /** The `k` memories closest to `query`, by meaning and by words, closest first. */
+  async search(query: string, k: number, signal?: AbortSignal): Promise<MemoryHit[]> {
+    await this.#catchUp();
+    const { items, vectors, words } = this.#contents;
+    const wanted = Math.max(k * 3, 20);
+    let meaning: Array<{ id: string; similarity: number }> = [];
+    if (vectors && vectors.size > 0 && query.trim() !== '') {
+      const vector = (await this.#embed([query], signal))?.vectors[0];
+      if (vector)
+        meaning = vectors.search(vector, wanted).map(({ label, similarity }) => ({
+          id: this.#contents.ids[label]!,
+          similarity: Number(similarity.toFixed(4)),
+        }));
+    }
+    const lexical = words.search(query, wanted);
+    const textOf = (id: string) => items.get(id)?.text ?? '';
+    return fuse(meaning, lexical, query, textOf, k).flatMap((hit) => {
+      const item = items.get(hit.id);
+      return item ? [{ ...publicItem(item), ...hit }] : [];
+    });
+  }
+
+  /** Every memory, oldest first. */
+  async list(): Promise<MemoryItem[]> {
+    await this.#catchUp();
+    return [...this.#contents.items.values()].map(publicItem);
+  }
+
+  /** Forgets the memories with these ids; returns the ids it held. */
+  async forget(ids: readonly string[]): Promise<string[]> {
+    let forgotten: string[] = [];
+    await this.#write(async () => {
+      forgotten = [...new Set(ids)].filter((id) => this.#contents.items.has(id));
+      await this.#append(forgotten.map((id): LogRecord => ({ op: 'forget', id })));
+      if (this.#shouldCompact()) await this.#compact();
+    });
+    return forgotten;
+  }
+
+  /** Forgets every memory whose text contains `text` (any case); returns their ids. */
+  async forgetMatching(text: string): Promise<string[]> {
+    await this.#catchUp();
+    const needle = text.toLowerCase();
+    const ids = [...this.#contents.items.values()]
+      .filter((item) => item.text.toLowerCase().includes(needle))
+      .map((item) => item.id);
+    return this.forget(ids);
+  }
+
+  /** Embeds every memory again with the embedder, and rebuilds the namespace with those vectors. */
+  async reindex(signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
+    const embedder = this.#embedder;
+    if (!embedder) throw new MemoryDamaged('reindexing needs an embedder: configure an embedding model');
+    return this.#write(async () => {
+      const items = [...this.#contents.items.values()];
+      const vectors = new Map<string, number[]>();
+      let dimensions: number | undefined;
+      for (let start = 0; start < items.length; start += EMBED_BATCH) {
+        const batch = items.slice(start, start + EMBED_BATCH);
+        const texts = batch.map((item) => item.text.slice(0, EMBED_CHARS));
+        const { vectors: made } = await embedder.embed(texts, signal);
+        try {
+          checkVectors(made, texts.length, (dimensions ??= made[0]?.length ?? 0));
+        } catch (error) {
+          throw new MemoryDamaged(`the embedder ${embedder.modelName} ${(error as Error).message}`);
+        }
+        made.forEach((vector, i) => {
+          if (vector.some((value) => value !== 0)) vectors.set(batch[i]!.id, vector);
+        });
+        onProgress?.(Math.min(start + EMBED_BATCH, items.length), items.length);
+      }
+      const { snapshot: _old, dimensions: _d, model: _m, ...rest } = this.#manifest;
+      this.#manifest = {
+        ...rest,
+        ...(dimensions !== undefined && { dimensions, model: embedder.modelName }),
+      };
+      this.#wordsOnly = undefined;
+      this.#noticed = false;
+      await this.#compact(vectors);
+      return items.length;
+    });
+  }
+
+  async stats(): Promise<MemoryStats> {
+    await this.#catchUp();
+    const { items, forgotten } = this.#contents;
+    const snapshot = this.#manifest.snapshot;
+    const log = this.#log;
+    return {
+      folder: this.folder,
+      items: items.size,
+      embedded: [...items.values()].filter((item) => item.embedded).length,
+      forgottenPending: forgotten.size,
+      ...(this.#manifest.model !== undefined && { model: this.#manifest.model }),
+      ...(this.#manifest.dimensions !== undefined && { dimensions: this.#manifest.dimensions }),
+      ...(this.#wordsOnly !== undefined && { wordsOnly: this.#wordsOnly }),
+      logBytes: log?.bytes ?? 0,
+      indexBytes: (snapshot?.vectors?.bytes ?? 0) + (snapshot?.words.bytes ?? 0),
+      snapshotRecords: snapshot && snapshot.logId === log?.id ? snapshot.records : 0,
+      records: log?.records ?? 0,
+    };
+  }
+
+  /** Saves the indexes when enough was appended since they were last saved (SNAPSHOT_RATIO). */
+  async close(): Promise<void> {
+    const log = this.#log;
+    if (!log) return;
+    const snapshot = this.#manifest.snapshot;
+    const saved = snapshot?.logId === log.id ? snapshot.records : 0;
+    const tail = log.records - saved;
+    if (tail > 0 && tail * SNAPSHOT_RATIO >= log.records) await this.#write(() => this.#snapshot());
+  }
+
+  // --- loading -------------------------------------------------------------------------------------
+
+  /** Reads the log, from the snapshot when it is usable, else whole. */
+  async #load(): Promise<void> {
+    const path = join(this.folder, LOG_FILE);
+    const file = await readFile(path).catch(missingAs(undefined));
+    if (!file) {
+      this.#contents = emptyContents();
+      this.#log = undefined;
+      return;
+    }
+    const inode = (await stat(path)).ino;
+    const headerEnd = file.indexOf(0x0a) + 1;
+    if (headerEnd === 0) throw this.#damaged('its log has no header line');
+    const header = this.#parse(() => parseHeader(file.toString('utf8', 0, headerEnd - 1)));
+    const { records, bytes } = this.#parse(() => parseRecords(file.subarray(headerEnd), headerEnd, 2));
+    const snapshot = this.#manifest.snapshot;
+    let contents: Contents | undefined;
+    let from = 0;
+    if (snapshot && snapshot.logId === header.id && snapshot.records <= records.length) {
+      contents = await this.#loadSnapshot(records.slice(0, snapshot.records)).catch((error: unknown) => {
+        if (!(error instanceof IndexFileRejected)) throw error;
+        this.#notice(
+          `memory in ${this.folder}: the saved index was not used (${error.message}); rebuilt from the log`,
+        );
+        return undefined;
+      });
+      if (contents) from = snapshot.records;
+    }
+    this.#contents = contents ?? emptyContents();
+    for (const record of records.slice(from)) this.#apply(record);
+    this.#log = { id: header.id, bytes, records: records.length, inode };
+  }
+
+  /** The snapshot's indexes, with the items of the records it holds. */
+  async #loadSnapshot(held: LogRecord[]): Promise<Contents> {
+    const snapshot = this.#manifest.snapshot!;
+    const contents = emptyContents();
+    // Labels, items and forgotten memories as the records make them; the indexes come from the files.
+    const vectorLabels: number[] = [];
+    for (const record of held) {
+      if (record.op === 'add') {
+        const label = contents.nextLabel++;
+        // The vectors themselves are in the index file: only whether the record has one matters here.
+        const embedded = this.#hasVector(record);
+        contents.items.set(record.id, itemOf(record, label, embedded));
+        contents.ids[label] = record.id;
+        if (embedded) vectorLabels.push(label);
+      } else {
+        const item = contents.items.get(record.id);
+        if (!item) continue;
+        contents.items.delete(record.id);
+        contents.forgotten.add(item.label);
+      }
+    }
+    const words = await this.#verified(snapshot.words);
+    try {
+      contents.words = WordIndex.load(words.toString('utf8'));
+    } catch {
+      throw new IndexFileRejected('the words index is not MiniSearch JSON');
+    }
+    if (contents.words.size !== contents.items.size)
+      throw new IndexFileRejected('the words index does not hold the memories its snapshot says');
+    if (vectorLabels.length > 0) {
+      const { vectors } = snapshot;
+      const { dimensions } = this.#manifest;
+      if (!vectors || dimensions === undefined) throw new IndexFileRejected('the vectors index is missing');
+      const path = join(this.folder, vectors.file);
+      await this.#verified(vectors);
+      const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
+      contents.vectors = await VectorIndex.load(
+        path,
+        { dimensions, ...this.#shape() },
+        vectorLabels.length,
+        forgottenWithVectors,
+      );
+      if (contents.vectors.size !== vectorLabels.length - forgottenWithVectors.length)
+        throw new IndexFileRejected('the vectors index does not hold the memories its snapshot says');
+    }
+    return contents;
+  }
+
+  /** A snapshot file's bytes, once its size and digest are the manifest's. */
+  async #verified(file: SnapshotFile): Promise<Buffer> {
+    const bytes = await readFile(join(this.folder, file.file)).catch(missingAs(undefined));
+    if (!bytes) throw new IndexFileRejected(`${file.file} is missing`);
+    if (bytes.length !== file.bytes || sha256(bytes) !== file.sha256)
+      throw new IndexFileRejected(`${file.file} is not the file its manifest describes`);
+    return bytes;
+  }
+
+  /** Reads what other processes appended since; a log replaced by a compaction is read again whole. */
+  async #catchUp(): Promise<void> {
+    const path = join(this.folder, LOG_FILE);
+    const now = await stat(path).catch(missingAs(undefined));
+    const log = this.#log;
+    if (!now) {
+      if (log) await this.#reload();
+      return;
+    }
+    if (!log || now.ino !== log.inode || now.size < log.bytes) return this.#reload();
+    if (now.size === log.bytes) return;
+    const handle = await open(path, 'r');
+    try {
+      const chunk = Buffer.alloc(now.size - log.bytes);
+      await handle.read(chunk, 0, chunk.length, log.bytes);
+      const { records, bytes } = this.#parse(() => parseRecords(chunk, log.bytes, log.records + 2));
+      for (const record of records) this.#apply(record);
+      this.#log = { ...log, bytes, records: log.records + records.length };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async #reload(): Promise<void> {
+    this.#manifest = await readManifest(this.folder);
+    if (this.#embedder) this.#wordsOnly = modelMismatch(this.#manifest, this.#embedder);
+    await this.#load();
+  }
+
+  #apply(record: LogRecord): void {
+    const contents = this.#contents;
+    if (record.op === 'forget') {
+      const item = contents.items.get(record.id);
+      if (!item) return;
+      contents.items.delete(record.id);
+      contents.forgotten.add(item.label);
+      contents.words.remove(item.id);
+      if (item.embedded) contents.vectors?.remove(item.label);
+      return;
+    }
+    if (contents.items.has(record.id)) throw this.#damaged(`the id ${record.id} is added twice`);
+    const label = contents.nextLabel++;
+    const { dimensions } = this.#manifest;
+    const vector =
+      this.#hasVector(record) && dimensions !== undefined
+        ? decodeVector(record.vector!, dimensions)
+        : undefined;
+    contents.items.set(record.id, itemOf(record, label, vector !== undefined));
+    contents.ids[label] = record.id;
+    contents.words.add(record.id, record.text);
+    if (vector) {
+      contents.vectors ??= VectorIndex.create({ dimensions: dimensions!, ...this.#shape() });
+      contents.vectors.add(label, vector);
+    }
+  }
+
+  /** Whether a record has a vector of the namespace's model and dimensions (its numbers not yet read). */
+  #hasVector(record: AddRecord): boolean {
+    const { model, dimensions } = this.#manifest;
+    return (
+      record.vector !== undefined &&
+      record.model === model &&
+      dimensions !== undefined &&
+      record.vector.length === Math.ceil((dimensions * 4) / 3) * 4
+    );
+  }
+
+  // --- writing -------------------------------------------------------------------------------------
+
+  /** Runs `work` holding the namespace's lock, after reading what others appended. */
+  async #write<T>(work: () => Promise<T>): Promise<T> {
+    await mkdir(this.folder, { recursive: true });
+    return withLock(this.folder, async () => {
+      await this.#catchUp();
+      return work();
+    });
+  }
+
+  /** Appends records to the log, flushed, then applies them. */
+  async #append(records: LogRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const path = join(this.folder, LOG_FILE);
+    let log = this.#log;
+    if (!log) {
+      log = await this.#startLog(path);
+    } else if ((await stat(path)).size > log.bytes) {
+      // A cut last line, left by a writer that was killed: new records must not join it.
+      const handle = await open(path, 'r+');
+      await handle.truncate(log.bytes);
+      await handle.close();
+    }
+    const text = records.map(recordLine).join('');
+    const handle = await open(path, 'a');
+    try {
+      await handle.writeFile(text);
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    if (this.#manifest.dimensions === undefined) await this.#setShapeFrom(records);
+    for (const record of records) this.#apply(record);
+    this.#log = { ...log, bytes: log.bytes + Buffer.byteLength(text), records: log.records + records.length };
+  }
+
+  /** A new, empty log with a header; the manifest is written first, so it is there for the log. */
+  async #startLog(path: string): Promise<LogPosition> {
+    await this.#writeManifest();
+    const id = randomBytes(8).toString('hex');
+    const header = headerLine(id);
+    const handle = await open(path, 'wx');
+    try {
+      await handle.writeFile(header);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return { id, bytes: Buffer.byteLength(header), records: 0, inode: (await stat(path)).ino };
+  }
+
+  /** The first vector fixes the namespace's dimensions and model. */
+  async #setShapeFrom(records: LogRecord[]): Promise<void> {
+    const first = records.find(
+      (record): record is AddRecord => record.op === 'add' && record.vector !== undefined,
+    );
+    if (!first) return;
+    const dimensions = Buffer.from(first.vector!, 'base64').length / 4;
+    this.#manifest = { ...this.#manifest, dimensions, model: first.model! };
+    await this.#writeManifest();
+  }
+
+  #shouldCompact(): boolean {
+    const { forgotten, nextLabel } = this.#contents;
+    return forgotten.size >= COMPACT_MIN && forgotten.size >= nextLabel * COMPACT_SHARE;
+  }
+
+  /**
+   * Writes a log of the live memories only (with `vectors`, new ones, when reindexing), its snapshot,
+   * then swaps it in and names it in the manifest. A kill before the swap leaves the old log and
+   * manifest; after it, the manifest's snapshot names the old log, so the new one is read whole.
+   */
+  async #compact(vectors?: Map<string, number[]>): Promise<void> {
+    const old = this.#contents;
+    const id = randomBytes(8).toString('hex');
+    const records = [...old.items.values()].map((item): AddRecord => {
+      const vector = vectors
+        ? vectors.get(item.id)
+        : item.embedded
+          ? old.vectors!.vector(item.label)
+          : undefined;
+      return {
+        op: 'add',
+        id: item.id,
+        text: item.text,
+        meta: item.meta,
+        at: item.at,
+        ...(vector && { model: this.#manifest.model!, vector: encodeVector(vector) }),
+      };
+    });
+    const text = headerLine(id) + records.map(recordLine).join('');
+    const path = join(this.folder, LOG_FILE);
+    const temp = join(this.folder, `.${LOG_FILE}.${randomBytes(4).toString('hex')}.tmp`);
+    await writeDurable(temp, text);
+    this.#contents = emptyContents();
+    for (const record of records) this.#apply(record);
+    const bytes = Buffer.byteLength(text);
+    await rename(temp, path);
+    this.#log = { id, bytes, records: records.length, inode: (await stat(path)).ino };
+    await this.#snapshot();
+  }
+
+  /** Saves both indexes under new names, then the manifest naming them, then removes older ones. */
+  async #snapshot(): Promise<void> {
+    const log = this.#log!;
+    const { vectors, words } = this.#contents;
+    const generation = randomBytes(6).toString('hex');
+    const wordsFile = `words-${generation}.json`;
+    await writeDurable(join(this.folder, wordsFile), words.toJSON());
+    let vectorsFile: string | undefined;
+    if (vectors) {
+      vectorsFile = `vectors-${generation}.hnsw`;
+      await vectors.write(join(this.folder, vectorsFile));
+      await flush(join(this.folder, vectorsFile));
+    }
+    this.#manifest = {
+      ...this.#manifest,
+      snapshot: {
+        logId: log.id,
+        records: log.records,
+        logBytes: log.bytes,
+        words: await describe(this.folder, wordsFile),
+        ...(vectorsFile && { vectors: await describe(this.folder, vectorsFile) }),
+      },
+    };
+    await this.#writeManifest();
+    await this.#removeUnnamed();
+  }
+
+  /** Removes snapshot files the manifest does not name, and temporary files of killed writers. */
+  async #removeUnnamed(): Promise<void> {
+    const snapshot = this.#manifest.snapshot;
+    const named = new Set([snapshot?.words.file, snapshot?.vectors?.file]);
+    for (const name of await readdir(this.folder)) {
+      const stale = /^(vectors-[0-9a-f]+\.hnsw|words-[0-9a-f]+\.json)$/.test(name) && !named.has(name);
+      if (stale || /^\.items\.jsonl\.[0-9a-f]+\.tmp$/.test(name))
+        await unlink(join(this.folder, name)).catch(() => undefined);
+    }
+  }
+
+  async #writeManifest(): Promise<void> {
+    await writeTextFile(join(this.folder, MANIFEST_FILE), `${JSON.stringify(this.#manifest, null, 2)}\n`, {
+      durable: true,
+    });
+  }
+
+  // --- embedding -----------------------------------------------------------------------------------
+
+  /**
+   * Vectors for `texts` (none for a text without direction, such as one without words), or undefined
+   * when search goes by words alone (said once).
+   */
+  async #embed(texts: string[], signal?: AbortSignal): Promise<Embedded | undefined> {
+    const embedder = this.#embedder;
+    if (!embedder || this.#wordsOnly !== undefined) return this.#wordsOnlyNotice();
+    try {
+      const { vectors } = await embedder.embed(
+        texts.map((text) => text.slice(0, EMBED_CHARS)),
+        signal,
+      );
+      checkVectors(vectors, texts.length, this.#manifest.dimensions ?? vectors[0]?.length ?? 0);
+      return {
+        model: embedder.modelName,
+        vectors: vectors.map((vector) => (vector.some((value) => value !== 0) ? vector : undefined)),
+      };
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.#wordsOnly = `the embedder ${embedder.modelName} ${(error as Error).message}`;
+      return this.#wordsOnlyNotice();
+    }
+  }
+
+  #wordsOnlyNotice(): undefined {
+    if (!this.#noticed) {
+      this.#noticed = true;
+      this.#notice(`memory searches by words only: ${this.#wordsOnly}`);
+    }
+    return undefined;
+  }
+
+  #shape() {
+    return { m: this.#manifest.m, efConstruction: this.#manifest.efConstruction };
+  }
+
+  #newId(): string {
+    for (;;) {
+      const id = randomBytes(6).toString('hex');
+      if (!this.#contents.items.has(id)) return id;
+    }
+  }
+
+  #parse<T>(read: () => T): T {
+    try {
+      return read();
+    } catch (error) {
+      if (error instanceof LogDamaged) throw this.#damaged(`its log ${error.message}`);
+      throw error;
+    }
+  }
+
+  #damaged(reason: string): MemoryDamaged {
+    return new MemoryDamaged(`${join(this.folder, LOG_FILE)} cannot be read: ${reason}`);
+  }
+}
+
+function emptyContents(): Contents {
+  return {
+    items: new Map(),
+    ids: [],
+    forgotten: new Set(),
+    nextLabel: 0,
+    vectors: undefined,
+    words: WordIndex.create(),
+  };
+}
+
+function itemOf(record: AddRecord, label: number, embedded: boolean): Item {
+  return { id: record.id, text: record.text, meta: record.meta, at: record.at, embedded, label };
+}
+
+function publicItem({ label: _label, ...item }: Item): MemoryItem {
+  return item;
+}
+
+function checkText(text: string): void {
+  if (text.trim() === '') throw new RangeError('a memory cannot be empty');
+  if (text.length > MAX_TEXT_CHARS)
+    throw new RangeError(`a memory holds at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters`);
+}
+
+/** Throws, saying what is wrong, unless `vectors` are `count` vectors of `dimensions` finite numbers. */
+function checkVectors(vectors: readonly number[][], count: number, dimensions: number): void {
+  if (vectors.length !== count) throw new Error(`gave ${vectors.length} vectors for ${count} texts`);
+  for (const vector of vectors) {
+    if (!Array.isArray(vector) || vector.length !== dimensions || dimensions === 0)
+      throw new Error(`gave a vector of ${vector?.length} dimensions where ${dimensions} were expected`);
+    if (!vector.every((value) => typeof value === 'number' && Number.isFinite(value)))
+      throw new Error('gave a vector with a value that is not a finite number');
+  }
+}
+
+/** Why the namespace's vectors cannot be used with `embedder`, or undefined. */
+function modelMismatch(manifest: Manifest, embedder: Embedder): string | undefined {
+  if (manifest.model === undefined || manifest.model === embedder.modelName) return undefined;
+  return `its memories were embedded with ${manifest.model} and the embedder is ${embedder.modelName} (\`meta-agent memory reindex\` embeds them again)`;
+}
+
+async function readManifest(folder: string): Promise<Manifest> {
+  const path = join(folder, MANIFEST_FILE);
+  const text = await readFile(path, 'utf8').catch(missingAs(undefined));
+  if (text === undefined) return { format: MANIFEST_FORMAT, space: 'cosine', ...DEFAULT_SHAPE };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new MemoryDamaged(`${path} is not JSON`);
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success)
+    throw new MemoryDamaged(`${path} is not a memory manifest (${parsed.error.issues[0]!.message})`);
+  return parsed.data;
+}
+
+async function describe(folder: string, file: string): Promise<SnapshotFile> {
+  const path = join(folder, file);
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return { file: basename(path), bytes: (await stat(path)).size, sha256: hash.digest('hex') };
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+async function writeDurable(path: string, text: string): Promise<void> {
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function flush(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function missingAs<T>(value: T) {
+  return (error: unknown): T => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return value;
+    throw error;
+  };
+}
