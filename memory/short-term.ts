@@ -180,12 +180,10 @@ export function cutToTokens(text: string, budget: number, count: CountTokens): s
   let room = budget - count(cutMarker(total)) - 2;
   for (;;) {
     const headRoom = Math.floor(room / 2);
-    const head = text.slice(
-      0,
-      longestWithin(text.length, headRoom, count, (n) => text.slice(0, n)),
-    );
+    const headLength = longestWithin(text.length, headRoom, count, (n) => text.slice(0, n));
     const tailLength = longestWithin(text.length, room - headRoom, count, (n) => text.slice(text.length - n));
-    const tail = text.slice(text.length - tailLength);
+    const head = text.slice(0, headEnd(text, headLength));
+    const tail = text.slice(tailStart(text, text.length - tailLength));
     const marker = cutMarker(total - count(head) - count(tail));
     const cut = [head, marker, tail].filter((piece) => piece !== '').join('\n');
     const over = count(cut) - budget;
@@ -193,6 +191,19 @@ export function cutToTokens(text: string, budget: number, count: CountTokens): s
     // Tokens can merge differently across the joins: take back what went over and try again.
     room -= over;
   }
+}
+
+/** Where the head ends: before the last space or line break in its last tenth, so no word is cut. */
+function headEnd(text: string, end: number): number {
+  const from = Math.floor(end * 0.9);
+  const space = text.slice(from, end).search(/\s\S*$/);
+  return space < 0 ? end : from + space;
+}
+
+/** Where the tail starts: after the first space or line break in its first tenth, so no word is cut. */
+function tailStart(text: string, start: number): number {
+  const space = text.slice(start, start + Math.ceil((text.length - start) * 0.1)).search(/\s/);
+  return space < 0 ? start : start + space + 1;
 }
 
 function cutMarker(tokens: number): string {

@@ -1,7 +1,7 @@
 /**
  * Budgets, decided before a model call is sent (never after the money is spent): steps, tokens, dollars
- * and time. A call goes out only when the prompt and the smallest useful answer still fit; the answer's
- * length is capped to what is left. Past SOFT_LIMIT of any budget the run says so once and, when a user
+ * and time, and the model's context, which the prompt and the answer share. A call goes out only when
+ * the prompt and the smallest useful answer still fit; the answer's length is capped to what is left. Past SOFT_LIMIT of any budget the run says so once and, when a user
  * can answer, asks before every command from then on. Pure: the loop supplies the figures.
  */
 import type { GoalEndReason, GoalSpend } from '../events.js';
@@ -17,10 +17,20 @@ export const ANSWER_TOKENS = 2048;
 /** An answer shorter than this could not hold a command: no call is sent for less. */
 export const MIN_ANSWER_TOKENS = 256;
 
+/**
+ * The room a prompt leaves in a context of `contextTokens` for the answer: a full answer where the
+ * context is large, a quarter of it where it is small, never less than the smallest useful answer.
+ */
+export function answerRoom(contextTokens: number): number {
+  return Math.max(MIN_ANSWER_TOKENS, Math.min(ANSWER_TOKENS, Math.floor(contextTokens / 4)));
+}
+
 /** What the next call needs to know. */
 export interface CallFigures {
   promptTokens: number;
   modelName: string;
+  /** The model's context window in tokens: the prompt and the answer must fit in it together. */
+  contextTokens: number;
   /** Time the run has taken, this session's included. */
   elapsedMs: number;
 }
@@ -46,7 +56,14 @@ export function checkBudget(state: RunState, call: CallFigures): BudgetCheck {
       reason: 'max_time',
       detail: `the ${seconds(budget.maxTimeMs)} time limit was reached`,
     };
-  let maxTokens = ANSWER_TOKENS;
+  const room = call.contextTokens - call.promptTokens;
+  if (room < MIN_ANSWER_TOKENS)
+    return {
+      ok: false,
+      reason: 'max_tokens',
+      detail: `the prompt (${count(call.promptTokens)} tokens) leaves less than ${MIN_ANSWER_TOKENS} of the model's ${count(call.contextTokens)}-token context for the answer; raise --context-tokens`,
+    };
+  let maxTokens = Math.min(ANSWER_TOKENS, room);
   if (budget.maxTokens !== undefined) {
     const left = budget.maxTokens - tokensUsed(state) - call.promptTokens;
     if (left < MIN_ANSWER_TOKENS)
@@ -119,6 +136,10 @@ export function budgetLine(state: RunState, elapsedMs: number): string {
   if (budget.maxTimeMs !== undefined)
     parts.push(`${seconds(Math.max(0, budget.maxTimeMs - elapsedMs))} left`);
   return `Budget: ${parts.join(', ')}.`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
 }
 
 function seconds(ms: number): string {

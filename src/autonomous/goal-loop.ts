@@ -23,9 +23,9 @@ import {
 import { toolSpecs, type CommandRegistry } from '../../tools/registry.js';
 import { parseAnswer, parseToolCall, type ParsedAnswer } from './answer.js';
 import { decide, type Approval } from './authorize.js';
-import { budgetLine, checkBudget, spendOf } from './budget.js';
+import { budgetLine, checkBudget, spendOf, type CallFigures } from './budget.js';
 import { judgeLoop, type LoopStep } from './loop-detect.js';
-import { goalPrompt } from './prompt.js';
+import { CONTEXT_TOKENS, goalPrompt } from './prompt.js';
 import { type HistoryEntry, type PendingCommand, type RunState } from './run-state.js';
 
 /** Most characters of a command's output kept in the history (and the prompt). */
@@ -72,7 +72,14 @@ export interface GoalLoopOptions {
   rememberRule?: (command: string) => Promise<void>;
   save: (state: RunState) => Promise<void>;
   events: EventBus;
+  /** Most tokens of history a prompt carries (prompt.ts HISTORY_TOKENS by default). */
   historyTokens?: number;
+  /**
+   * The model's context window in tokens (prompt.ts CONTEXT_TOKENS, 8,192, by default). Every prompt is
+   * assembled to leave room in it for the answer, and the answer's cap is at most what the prompt
+   * leaves; when that is under MIN_ANSWER_TOKENS the run ends with `max_tokens`.
+   */
+  contextTokens?: number;
   temperature?: number;
   /** Milliseconds, for budgets; default `performance.now`. */
   clock?: () => number;
@@ -217,8 +224,12 @@ export class GoalLoop {
         'resume',
         'The model server does not take native tool calls: answering in JSON from now on.',
       );
-      // The same step, its prompt now asking for the JSON format.
-      return this.#options.chatbot.complete({ ...request, messages: this.#prompt(memories) });
+      // The same step, its prompt now asking for the JSON format, and checked again: without the tool
+      // definitions it holds more history, and the answer's cap must still fit beside it.
+      const messages = this.#prompt(memories);
+      const check = checkBudget(state, this.#figures(messages));
+      if (!check.ok) throw this.#endNow(check.reason, check.detail);
+      return this.#options.chatbot.complete({ ...request, messages, maxTokens: check.maxTokens });
     }
   }
 
@@ -465,19 +476,32 @@ export class GoalLoop {
       memories,
       tools: this.#usesTools(),
       modelName: chatbot.modelName,
+      contextTokens: this.#contextTokens(),
+      toolTokens: this.#toolTokens(),
       now: this.#options.now?.() ?? new Date(),
       ...(historyTokens !== undefined && { historyTokens }),
     });
   }
 
-  #figures(messages: ChatMessage[]) {
+  #figures(messages: ChatMessage[]): CallFigures {
     const modelName = this.#options.chatbot.modelName;
-    const tools = this.#usesTools() ? countTokens(modelName, JSON.stringify(this.#tools())) : 0;
     return {
-      promptTokens: countMessageTokens(modelName, messages) + tools,
+      promptTokens: countMessageTokens(modelName, messages) + this.#toolTokens(),
       modelName,
+      contextTokens: this.#contextTokens(),
       elapsedMs: this.#elapsed(),
     };
+  }
+
+  /** What the tool definitions sent beside the messages cost, when they are sent. */
+  #toolTokens(): number {
+    return this.#usesTools()
+      ? countTokens(this.#options.chatbot.modelName, JSON.stringify(this.#tools()))
+      : 0;
+  }
+
+  #contextTokens(): number {
+    return this.#options.contextTokens ?? CONTEXT_TOKENS;
   }
 
   #elapsed(): number {

@@ -91,6 +91,8 @@ export interface TestRunOptions {
   workspace?: Workspace;
   resources?: Partial<CommandResources>;
   clock?: () => number;
+  historyTokens?: number;
+  contextTokens?: number;
 }
 
 /** Makes a run over a fresh workspace (or the given one). */
@@ -127,6 +129,8 @@ export async function testRun(options: TestRunOptions): Promise<TestRun> {
     events: bus,
     now: () => new Date('2026-11-24T12:00:00Z'),
     ...(options.clock && { clock: options.clock }),
+    ...(options.historyTokens !== undefined && { historyTokens: options.historyTokens }),
+    ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
   };
   return {
     loop: new GoalLoop(loopOptions),
