@@ -18,8 +18,10 @@ const EMPTY_LOCK_MS = 1_000;
 
 /** Another live process kept the namespace locked for longer than LOCK_WAIT_MS. */
 export class NamespaceBusy extends Error {
-  constructor(readonly pid: number) {
+  readonly pid: number;
+  constructor(pid: number) {
     super(`process ${pid} is writing to it`);
+    this.pid = pid;
   }
 }
 
