@@ -53,13 +53,19 @@ describe('memory store', () => {
     const again = await open();
     expect((await again.list()).map((item) => item.text)).toEqual(FACTS);
     expect((await again.search('when does the deployment run', 1))[0]!.id).toBe(ids[3]);
-    expect(await again.stats()).toMatchObject({ items: 5, embedded: 5, model: 'hashed-words', dimensions: 256 });
+    expect(await again.stats()).toMatchObject({
+      items: 5,
+      embedded: 5,
+      model: 'hashed-words',
+      dimensions: 256,
+    });
   });
 
   it('finds an exact identifier even when the embeddings cannot tell memories apart', async () => {
     const store = await open({ embedder: weakEmbedder() });
     await store.addMany(FACTS.map((text) => ({ text })));
-    for (let i = 0; i < 40; i++) await store.add(`Routine note ${i}: nothing happened on the release branch.`);
+    for (let i = 0; i < 40; i++)
+      await store.add(`Routine note ${i}: nothing happened on the release branch.`);
     const [hit] = await store.search('what about zx-9921?', 3);
     expect(hit!.text).toBe(FACTS[1]);
     expect(hit!.via).toContain('words');
@@ -77,7 +83,11 @@ describe('memory store', () => {
     expect(store.notices).toEqual([
       'memory searches by words only: the embedder down connect ECONNREFUSED 127.0.0.1:11434',
     ]);
-    expect(await store.stats()).toMatchObject({ items: 6, embedded: 0, wordsOnly: expect.stringContaining('down') });
+    expect(await store.stats()).toMatchObject({
+      items: 6,
+      embedded: 0,
+      wordsOnly: expect.stringContaining('down'),
+    });
   });
 
   it('never mixes embedding models: another model searches by words until reindex', async () => {
@@ -106,12 +116,18 @@ describe('memory store', () => {
     );
     expect(await store.forget([ids[0]!, 'no-such-id'])).toEqual([ids[0]]);
     expect(await store.stats()).toMatchObject({ items: 199, forgottenPending: 1 });
-    expect((await store.search('memory number 0 about topic 0', 5)).map((hit) => hit.id)).not.toContain(ids[0]);
+    expect((await store.search('memory number 0 about topic 0', 5)).map((hit) => hit.id)).not.toContain(
+      ids[0],
+    );
 
     const many = ids.slice(1, Math.max(COMPACT_MIN, 60));
     await store.forget(many);
     const stats = await store.stats();
-    expect(stats).toMatchObject({ items: 200 - 1 - many.length, forgottenPending: 0, snapshotRecords: stats.records });
+    expect(stats).toMatchObject({
+      items: 200 - 1 - many.length,
+      forgottenPending: 0,
+      snapshotRecords: stats.records,
+    });
     const log = (await readFile(join(folder, LOG_FILE), 'utf8')).trim().split('\n');
     expect(log).toHaveLength(1 + stats.items);
     expect(log.join('\n')).not.toContain('"forget"');
@@ -149,7 +165,9 @@ describe('memory store', () => {
     lines[2] = '{"op":"add","id":7}';
     await writeFile(join(folder, LOG_FILE), lines.join('\n'));
     await expect(open()).rejects.toThrow(MemoryDamaged);
-    await expect(open()).rejects.toThrow(/items\.jsonl cannot be read: its log line 3 is not a memory record/);
+    await expect(open()).rejects.toThrow(
+      /items\.jsonl cannot be read: its log line 3 is not a memory record/,
+    );
   });
 
   it('refuses a manifest that is not one', async () => {
@@ -178,7 +196,10 @@ describe('memory store', () => {
     const two = await open();
     await one.add('written by the first');
     await two.add('written by the second');
-    expect((await one.list()).map((item) => item.text)).toEqual(['written by the first', 'written by the second']);
+    expect((await one.list()).map((item) => item.text)).toEqual([
+      'written by the first',
+      'written by the second',
+    ]);
     expect((await two.search('first', 1))[0]!.text).toBe('written by the first');
   });
 
