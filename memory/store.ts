@@ -62,6 +62,9 @@ export const COMPACT_MIN = 50;
  */
 export const SNAPSHOT_RATIO = 50;
 
+/** Unsaved records past which an add saves the indexes itself, without waiting for close. */
+export const SNAPSHOT_WHILE_OPEN = 1_000;
+
 /** What turns texts into vectors: an OpenAI-compatible `/v1/embeddings` model (llm/), or a test's. */
 export interface Embedder {
   readonly modelName: string;
@@ -196,6 +199,8 @@ export class MemoryStore {
         }));
         await this.#append(records);
         ids.push(...records.map((record) => record.id));
+        // A process that never closes its store (a long conversation) still saves its indexes now and then.
+        await this.#snapshotWhenDue(SNAPSHOT_WHILE_OPEN);
       });
       onProgress?.(ids.length, entries.length);
     }
@@ -307,12 +312,7 @@ export class MemoryStore {
 
   /** Saves the indexes when enough was appended since they were last saved (SNAPSHOT_RATIO). */
   async close(): Promise<void> {
-    const log = this.#log;
-    if (!log) return;
-    const snapshot = this.#manifest.snapshot;
-    const saved = snapshot?.logId === log.id ? snapshot.records : 0;
-    const tail = log.records - saved;
-    if (tail > 0 && tail * SNAPSHOT_RATIO >= log.records) await this.#write(() => this.#snapshot());
+    if (this.#unsaved() > 0) await this.#write(() => this.#snapshotWhenDue(1));
   }
 
   // --- loading -------------------------------------------------------------------------------------
@@ -534,6 +534,20 @@ export class MemoryStore {
     const dimensions = Buffer.from(first.vector!, 'base64').length / 4;
     this.#manifest = { ...this.#manifest, dimensions, model: first.model! };
     await this.#writeManifest();
+  }
+
+  /** Records of the log the snapshot does not hold. */
+  #unsaved(): number {
+    const log = this.#log;
+    if (!log) return 0;
+    const snapshot = this.#manifest.snapshot;
+    return log.records - (snapshot?.logId === log.id ? snapshot.records : 0);
+  }
+
+  /** Saves the indexes once at least `least` records, and 1/SNAPSHOT_RATIO of the log, are unsaved. */
+  async #snapshotWhenDue(least: number): Promise<void> {
+    const unsaved = this.#unsaved();
+    if (unsaved >= least && unsaved * SNAPSHOT_RATIO >= this.#log!.records) await this.#snapshot();
   }
 
   #shouldCompact(): boolean {

@@ -135,9 +135,12 @@ export type GoalEvent =
   /** An answer the loop could not use; `problem` is what the model is told. */
   | { type: 'goal.unusable'; step: number; problem: string; streak: number }
   /** Something the model and the user are told: a loop forming, a budget running low. */
-  | { type: 'goal.warning'; step: number; kind: 'loop' | 'budget' | 'resume'; message: string }
+  | { type: 'goal.warning'; step: number; kind: GoalWarningKind; message: string }
   | ({ type: 'goal.spend' } & GoalSpend)
   | ({ type: 'goal.ended'; reason: GoalEndReason; detail: string } & GoalSpend);
+
+/** What a run warns about: a loop, a budget, a resumed step, or its long-term memory. */
+export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory';
 
 /** One workspace file a command touched. */
 export interface FileTouch {

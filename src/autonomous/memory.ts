@@ -2,8 +2,11 @@
  * Long-term memory as runs, autograms and the `memory` command open it: a namespace under the
  * workspace's `.meta-agent/memory/` (out of reach of the agents' file commands), embedded by the
  * embedder role's model. A namespace name or a namespace's files that cannot be used are user errors.
+ * Code nodes reach memory through the host door (`memoryHost`), as they reach everything of the host.
  */
 import { join } from 'node:path';
+import { z } from 'zod';
+import type { HostNamespace } from '../engine/interpreter.js';
 import { UserError } from '../errors.js';
 import type { LanguageModel } from '../llm/types.js';
 import { namespaceFolder, namespaceProblem } from '../../memory/namespaces.js';
@@ -51,4 +54,65 @@ export function memoryUserError(error: unknown): unknown {
     return new UserError(`memory: the namespace is busy: ${error.message}`, 1, 'try again when it is done');
   if (error instanceof RangeError) return new UserError(`memory: ${error.message}`, 2);
   return error;
+}
+
+const DEFAULT_K = 5;
+const MAX_K = 100;
+
+const addArgs = z.tuple([
+  z.string(),
+  z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .transform((meta) => Object.fromEntries(Object.entries(meta).map(([key, value]) => [key, String(value)])))
+    .optional(),
+]);
+const searchArgs = z.tuple([z.string(), z.number().int().min(1).max(MAX_K).optional()]);
+
+/**
+ * Memory as code nodes see it: `memory.add(text, meta?)` returns the new memory's id, and
+ * `memory.search(query, k = 5)` the closest memories as plain data. The store opens on first use.
+ */
+export function memoryHost(opened: () => Promise<MemoryStore>): HostNamespace {
+  const call = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      const userError = memoryUserError(error);
+      throw userError instanceof Error && userError !== error
+        ? new Error(`memory.${name}: ${userError.message.replace(/^memory: /, '')}`)
+        : error;
+    }
+  };
+  return {
+    awaited: true,
+    functions: {
+      add: (...args: unknown[]) =>
+        call('add', async () => {
+          const [text, meta] = parsed(
+            'add',
+            'memory.add(text, meta?) with meta an object of strings',
+            addArgs,
+            args,
+          );
+          return (await opened()).add(text, meta ?? {});
+        }),
+      search: (...args: unknown[]) =>
+        call('search', async () => {
+          const [query, k] = parsed(
+            'search',
+            `memory.search(query, k?) with k from 1 to ${MAX_K}`,
+            searchArgs,
+            args,
+          );
+          const hits = await (await opened()).search(query, k ?? DEFAULT_K);
+          return hits.map(({ id, text, meta, at, score }) => ({ id, text, meta, at, score }));
+        }),
+    },
+  };
+}
+
+function parsed<T>(name: string, usage: string, schema: z.ZodType<T>, args: unknown[]): T {
+  const result = schema.safeParse(args);
+  if (!result.success) throw new Error(`memory.${name}: call ${usage}`);
+  return result.data;
 }

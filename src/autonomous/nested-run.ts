@@ -17,6 +17,7 @@ import { UserError } from '../errors.js';
 import type { EventBus, GoalEndReason } from '../events.js';
 import { MAX_GOALS } from '../graph/parse.js';
 import type { ModelSet } from '../llm/types.js';
+import type { LongTermMemory } from '../../tools/command.js';
 import type { GoalResources } from './resources.js';
 
 /** Steps a nested run may take unless `--goal-max-steps` says otherwise. */
@@ -41,6 +42,8 @@ export interface NestedRunOptions {
   onRunFile?: (path: string, node: string) => void;
   /** Told what is wrong with the workspace's allow rules file (it is then ignored). */
   onWarning?: (message: string) => void;
+  /** The graph's long-term memory (config.memory), opened on first use: runs remember and recall in it. */
+  memory?: () => Promise<LongTermMemory>;
 }
 
 /** What a run gives the graph: stored in the node's variable, plain data. */
@@ -96,7 +99,8 @@ async function runNested(options: NestedRunOptions, request: unknown): Promise<N
     workspace,
     budget: { maxSteps: Math.min(maxSteps ?? cap, cap) },
   });
-  const opened = await openResources(workspace, models, events);
+  const memory = await options.memory?.();
+  const opened = await openResources(workspace, models, events, memory);
   try {
     const path = await newRunFile(workspace, [graph.name, node], state.id);
     const allow = await allowedCommands(
@@ -136,10 +140,15 @@ function parseRequest(request: unknown): z.infer<typeof requestSchema> {
   throw new UserError(`goals.run: ${where}${issue?.message ?? 'unexpected arguments'}`, 1, `call ${USAGE}`);
 }
 
-async function openResources(workspace: string, models: ModelSet, events: EventBus): Promise<GoalResources> {
+async function openResources(
+  workspace: string,
+  models: ModelSet,
+  events: EventBus,
+  memory: LongTermMemory | undefined,
+): Promise<GoalResources> {
   const { openGoalResources } = await import('./resources.js');
   try {
-    return await openGoalResources({ workspace, models, events });
+    return await openGoalResources({ workspace, models, events, ...(memory && { memory }) });
   } catch (error) {
     throw new UserError(
       `cannot open the goal loop's workspace ${workspace}: ${(error as Error).message}`,

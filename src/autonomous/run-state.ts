@@ -119,6 +119,8 @@ const runStateSchema = z.object({
   answerFormat: z.enum(['auto', 'tools', 'json']),
   /** The sub-agents' conversations (tools/sub-agents.ts snapshot). */
   agents: z.unknown().optional(),
+  /** The long-term memory namespace the run remembers and recalls in; absent: none. */
+  memory: z.string().optional(),
   ended: z
     .object({
       reason: z.enum([
@@ -150,6 +152,7 @@ export interface NewRun {
   budget: Budget;
   continuous?: number;
   answerFormat?: AnswerFormat;
+  memory?: string;
 }
 
 /** A run that has not taken a step yet. */
@@ -168,6 +171,7 @@ export function newRunState(run: NewRun): RunState {
     softWarned: [],
     askAlways: false,
     answerFormat: run.answerFormat ?? 'auto',
+    ...(run.memory !== undefined && { memory: run.memory }),
   };
 }
 

@@ -5,7 +5,8 @@
  * interpreter on one event bus, lending it the goal loop (`goals`, which `goal_loop` nodes run).
  */
 import { goalLoopHost } from '../autonomous/nested-run.js';
-import { GOALS_NAMESPACE } from '../engine/actions.js';
+import { resolve } from 'node:path';
+import { GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
 import { Interpreter } from '../engine/interpreter.js';
 import { conversationGraph } from '../engine/self-mode.js';
 import type { ConversationState } from '../engine/state.js';
@@ -77,17 +78,42 @@ export async function openAgent(
   const models = meter.meter(await resolveModels(options, file));
   if (models.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  const memory = file.config.memory && (await memoryOf(file, models, setup.goalLoop?.workspace));
   const interpreter = await Interpreter.create({
     graph,
     models,
     events: bus,
     host: {
-      [GOALS_NAMESPACE]: await goalLoopHost(goalLoopOptions(graph, models, bus, setup.goalLoop ?? {})),
+      [GOALS_NAMESPACE]: await goalLoopHost({
+        ...goalLoopOptions(graph, models, bus, setup.goalLoop ?? {}),
+        ...(memory && { memory: memory.open }),
+      }),
+      ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
     },
     ...(selfReferential ? { selfReferential } : {}),
   });
   // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
   return { file, graph: interpreter.graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
+}
+
+/**
+ * The long-term memory of a graph whose config asks for it, in the goal loop's workspace: one store,
+ * opened on first use, for its code nodes and its goal_loop nodes alike. Loaded only for such graphs.
+ */
+async function memoryOf(file: GraphFile, models: ModelSet, workspace = 'workspace') {
+  const [{ memoryHost, openMemory }, { agentNamespace }] = await Promise.all([
+    import('../autonomous/memory.js'),
+    import('../../memory/namespaces.js'),
+  ]);
+  let store: ReturnType<typeof openMemory> | undefined;
+  const open = () =>
+    (store ??= openMemory({
+      workspace: resolve(workspace),
+      namespace: file.config.memory?.namespace ?? agentNamespace(file.name),
+      embedder: models.embedder,
+      onNotice: (message) => writeErr(`note: ${message}\n`),
+    }));
+  return { open, host: memoryHost(open) };
 }
 
 /** The goal loop lent to the graph: the user's permissions and budget, the run's models and events. */

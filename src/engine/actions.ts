@@ -52,6 +52,12 @@ export type HostCall = (...args: unknown[]) => Promise<unknown>;
  */
 export const GOALS_NAMESPACE = 'goals';
 
+/**
+ * The namespace of long-term memory (`memory.add`, `memory.search`), lent to code nodes by `chat`, `call`
+ * and `simulate` when the graph's `config.memory` asks for it (src/autonomous/memory.ts).
+ */
+export const MEMORY_NAMESPACE = 'memory';
+
 /** What running a node produced. */
 export interface ActionResult {
   /** The node's output: stored in its `x = …` variable, and what a bare `return` after it returns. */

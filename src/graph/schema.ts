@@ -191,6 +191,21 @@ export const graphConfigSchema = z.object({
         .describe('The most function calls nested at once.'),
     })
     .default(() => ({ ...DEFAULT_RUN_LIMITS })),
+  memory: z
+    .object({
+      namespace: z
+        .string()
+        .regex(
+          /^[a-z0-9][a-z0-9._-]{0,63}$/,
+          'a namespace is up to 64 lowercase letters, digits, ".", "_" or "-"',
+        )
+        .optional()
+        .describe('Default: the graph’s name.'),
+    })
+    .optional()
+    .describe(
+      'Long-term memory, kept in WORKSPACE/.meta-agent/memory/NAMESPACE: code nodes get `memory.add(text, meta?)` and `memory.search(query, k)`, and goal_loop nodes remember and recall in it.',
+    ),
   selfReferential: z.boolean().default(false),
   selfEditLimits: z
     .object({

@@ -16,6 +16,8 @@ import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
 import { modelsFromOptions } from '../model-options.js';
 import { writeErr, writeOut } from '../terminal.js';
+import { agentNamespace } from '../../../memory/namespaces.js';
+import type { LongTermMemory } from '../../../tools/command.js';
 
 /** Steps a new run may take unless --max-steps says otherwise. */
 export const DEFAULT_MAX_STEPS = 50;
@@ -37,14 +39,58 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const { state, path } = resumed ?? (await newRun(options));
   if (metered.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
-  const opened = await openResources(state, metered, bus, options);
+  const notices = new HeldNotices(bus, state);
+  const memory = await openRunMemory(state, metered, notices);
+  const opened = await openResources(state, metered, bus, options, memory);
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
-    await goOn(state, path, { bus, chatbot: metered.chatbot, opened, options, interactive });
+    await goOn(state, path, { bus, chatbot: metered.chatbot, opened, options, interactive, notices });
   } finally {
     stopTrace?.();
     opened.dispose();
+    await memory
+      ?.close()
+      .catch((error: unknown) => notices.say(`memory was not saved: ${(error as Error).message}`));
   }
+}
+
+/**
+ * Memory's notices (search by words alone, an index rebuilt) as `goal.warning` events; those said before
+ * the run's view or lines are listening are held until they are.
+ */
+class HeldNotices {
+  readonly #bus: EventBus;
+  readonly #state: RunState;
+  #held: string[] | undefined = [];
+
+  constructor(bus: EventBus, state: RunState) {
+    this.#bus = bus;
+    this.#state = state;
+  }
+
+  say(message: string): void {
+    if (this.#held) this.#held.push(message);
+    else this.#bus.emit({ type: 'goal.warning', step: this.#state.used.steps, kind: 'memory', message });
+  }
+
+  /** Everyone listens now: say what was held. */
+  release(): void {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const message of held) this.say(message);
+  }
+}
+
+/** The run's long-term memory, unless it has none (--no-memory). */
+async function openRunMemory(state: RunState, models: ModelSet, notices: HeldNotices) {
+  if (state.memory === undefined) return undefined;
+  const { openMemory } = await import('../../autonomous/memory.js');
+  return openMemory({
+    workspace: state.workspace,
+    namespace: state.memory,
+    embedder: models.embedder,
+    onNotice: (message) => notices.say(message),
+  });
 }
 
 /** Runs the loop with its front end: the run view in a terminal, lines or JSON events otherwise. */
@@ -57,9 +103,10 @@ async function goOn(
     opened: GoalResources;
     options: RunOptions;
     interactive: boolean;
+    notices: HeldNotices;
   },
 ): Promise<void> {
-  const { bus, chatbot, opened, options, interactive } = setup;
+  const { bus, chatbot, opened, options, interactive, notices } = setup;
   const { workspace, agents, registry } = opened;
   const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
     writeErr(`warning: ${message}\n`),
@@ -79,10 +126,12 @@ async function goOn(
         savedTo: shown(path),
       })
     : undefined;
+  notices.release();
   const loop = new GoalLoop({
     state,
     chatbot,
     registry,
+    ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
     resources: opened.resources,
     resourceLines: opened.lines,
     permissions: { yes: options.yes ?? false, allow },
@@ -134,6 +183,8 @@ async function resumeRun(file: string, options: RunOptions): Promise<{ state: Ru
     );
   state.budget = { ...state.budget, ...budgetFrom(options) };
   if (options.continuous !== undefined) state.continuousLeft = options.continuous;
+  if (options.memory === false) delete state.memory;
+  else if (typeof options.memory === 'string') state.memory = options.memory;
   if (state.ended) {
     writeErr(`[run] resuming a run that ended with ${state.ended.reason}: ${state.ended.detail}\n`);
     delete state.ended;
@@ -164,6 +215,9 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
     budget: { maxSteps: DEFAULT_MAX_STEPS, ...budgetFrom(options) },
     ...(options.continuous !== undefined && { continuous: options.continuous }),
     answerFormat: options.answers,
+    ...(options.memory !== false && {
+      memory: typeof options.memory === 'string' ? options.memory : agentNamespace(setup.name),
+    }),
   });
   return { state, path: await newRunFile(workspace, [setup.name], state.id) };
 }
@@ -201,12 +255,14 @@ async function openResources(
   models: ModelSet,
   events: EventBus,
   options: RunOptions,
+  memory: LongTermMemory | undefined,
 ): Promise<GoalResources> {
   try {
     return await openGoalResources({
       workspace: state.workspace,
       models,
       events,
+      ...(memory && { memory }),
       ...(options.allowWeb && { allowWeb: options.allowWeb }),
       ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),
       ...(state.agents !== undefined && { agents: state.agents }),

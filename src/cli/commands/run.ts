@@ -35,6 +35,11 @@ Deleting a file is always asked for unless allowed (--allow delete_file or a). C
 countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
 nothing runs unless --yes, --continuous N or --allow says so.
 
+Memory: each step's answer and result are kept in WORKSPACE/.meta-agent/memory/NAMESPACE (by default
+the agent's name, so its next runs recall them too) and the closest come back into the prompt. Manage it
+with \`meta-agent memory\`. Embeddings come from the embedder model (--embedder-model); without one,
+memories are found by their words.
+
 Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
 it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
 step; a command with a side effect never runs twice, even after kill -9.
@@ -56,6 +61,9 @@ export interface RunOptions extends ModelOptionValues {
   allow?: string[];
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
+  /** A namespace, true for the default (the agent's), false for none (--no-memory). */
+  memory: string | boolean;
+  contextTokens?: number;
   maxSteps?: number;
   maxTokens?: number;
   maxCost?: number;
@@ -86,6 +94,16 @@ export function register(program: Command): void {
     .option('--allow <commands>', 'commands that run without asking, comma-separated', list)
     .option('--allow-web <hosts>', 'offer browse_website for these hosts (example.com, *.example.org)', list)
     .option('--allow-private-network', 'let browse_website reach loopback and private addresses')
+    .option(
+      '--memory <namespace>',
+      'remember each step in this long-term memory namespace, and recall from it (default: the agent’s name)',
+    )
+    .option('--no-memory', 'no long-term memory: nothing remembered or recalled, no memory_add')
+    .option(
+      '--context-tokens <n>',
+      'the model’s context window: prompt and answer always fit in it (default 8192)',
+      positiveInteger,
+    )
     .option('--max-steps <n>', 'stop after N steps (default 50)', positiveInteger)
     .option('--max-tokens <n>', 'stop before a call would pass N tokens in all', positiveInteger)
     .option('--max-cost <usd>', 'stop before a call could pass USD dollars in all', positiveNumber)

@@ -5,6 +5,7 @@
  * and the end change in place. All model and tool text is made safe here, as it enters.
  */
 import type {
+  GoalWarningKind,
   AgentEvent,
   Authorization,
   FileTouch,
@@ -43,7 +44,7 @@ export type GoalItem =
   /** A step's thoughts and chosen command (either may be missing from an unusable answer). */
   | { id: number; kind: 'step'; step: number; thoughts?: Thoughts; command?: ShownCommand }
   | { id: number; kind: 'outcome'; step: number; name?: string; by?: Authorization; outcome: StepOutcome }
-  | { id: number; kind: 'warning'; step: number; warning?: 'loop' | 'budget' | 'resume'; message: string };
+  | { id: number; kind: 'warning'; step: number; warning?: GoalWarningKind; message: string };
 
 /** Distributes `Omit` over the union, so each item kind keeps its own fields. */
 type NewItem = GoalItem extends infer T ? (T extends GoalItem ? Omit<T, 'id'> : never) : never;
