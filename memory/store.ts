@@ -648,19 +648,24 @@ export class MemoryStore {
         texts.map((text) => text.slice(0, EMBED_CHARS)),
         signal,
       );
-      checkVectors(vectors, texts.length, this.#manifest.dimensions ?? vectors[0]?.length ?? 0);
+      try {
+        checkVectors(vectors, texts.length, this.#manifest.dimensions ?? vectors[0]?.length ?? 0);
+      } catch (problem) {
+        return this.#wordsOnlyNotice(`the embedder ${embedder.modelName} ${(problem as Error).message}`);
+      }
       return {
         model: embedder.modelName,
         vectors: vectors.map((vector) => (vector.some((value) => value !== 0) ? vector : undefined)),
       };
     } catch (error) {
       if (signal?.aborted) throw error;
-      this.#wordsOnly = `the embedder ${embedder.modelName} ${(error as Error).message}`;
-      return this.#wordsOnlyNotice();
+      return this.#wordsOnlyNotice(`no embeddings (${(error as Error).message})`);
     }
   }
 
-  #wordsOnlyNotice(): undefined {
+  /** Says once why search goes by words alone (`reason`: a new one, from now on). */
+  #wordsOnlyNotice(reason?: string): undefined {
+    if (reason !== undefined) this.#wordsOnly = reason;
     if (!this.#noticed) {
       this.#noticed = true;
       this.#notice(`memory searches by words only: ${this.#wordsOnly}`);

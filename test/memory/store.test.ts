@@ -81,12 +81,12 @@ describe('memory store', () => {
     expect(hit!.via).toEqual(['words']);
     expect(embedder.calls).toBe(1);
     expect(store.notices).toEqual([
-      'memory searches by words only: the embedder down connect ECONNREFUSED 127.0.0.1:11434',
+      'memory searches by words only: no embeddings (connect ECONNREFUSED 127.0.0.1:11434)',
     ]);
     expect(await store.stats()).toMatchObject({
       items: 6,
       embedded: 0,
-      wordsOnly: expect.stringContaining('down'),
+      wordsOnly: expect.stringContaining('ECONNREFUSED'),
     });
   });
 
