@@ -29,6 +29,23 @@ export function modelsFromOptions(
   return resolveModels({ flags: modelFlags(options), graph });
 }
 
+/**
+ * Whether any model option was given: then a model that cannot be resolved is the user's error to fix,
+ * where a command that can do without models would otherwise go on without them.
+ */
+export function hasModelFlags(options: ModelOptionValues): boolean {
+  const flags = [
+    options.model,
+    options.baseUrl,
+    options.provider,
+    options.script,
+    options.classifierModel,
+    options.userbotModel,
+    options.embedderModel,
+  ];
+  return flags.some((flag) => flag !== undefined);
+}
+
 /** Where each role's calls would go, without building the models (for `doctor`). */
 export function endpointsFromOptions(
   options: ModelOptionValues,

@@ -193,6 +193,19 @@ const ROWS: Row[] = [
     options: () => ({ interruptOn: once(slowCalls, 'arrived') }),
   },
 
+  { args: ['memory', 'add', 'a fact', '-w', '$DIR/ws-memory'], code: 0, why: 'a memory added, by words' },
+  {
+    args: ['memory', 'forget', '--match', 'no such fact', '-w', '$DIR/ws-memory'],
+    code: 1,
+    why: 'no memory matched',
+  },
+  {
+    args: ['memory', 'add', 'x', '-n', 'Not/A/Name', '-w', '$DIR/ws-memory'],
+    code: 2,
+    why: 'no namespace name',
+  },
+  { args: ['memory', 'reindex', '-w', '$DIR/ws-memory'], code: 2, why: 'no model server is configured' },
+
   { args: ['validate', '$DIR/ok.json'], code: 0, why: 'no errors' },
   { args: ['validate', '$DIR/lint.json'], code: 1, why: 'the graph has errors' },
   { args: ['validate', '$DIR/empty.json'], code: 1, why: 'an empty JSON file is not a graph' },

@@ -10,6 +10,7 @@ import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
 import { register as registerRun } from './run.js';
+import { register as registerMemory } from './memory.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -27,6 +28,7 @@ export const commands: RegisterCommand[] = [
   registerCall,
   registerSimulate,
   registerRun,
+  registerMemory,
   registerValidate,
   registerShow,
   registerExport,
