@@ -237,6 +237,9 @@ export class MemoryStore {
 
   /** Forgets the memories with these ids; returns the ids it held. */
   async forget(ids: readonly string[]): Promise<string[]> {
+    await this.#catchUp();
+    // Nothing to forget takes no lock and leaves no folder behind.
+    if (!ids.some((id) => this.#contents.items.has(id))) return [];
     let forgotten: string[] = [];
     await this.#write(async () => {
       forgotten = [...new Set(ids)].filter((id) => this.#contents.items.has(id));

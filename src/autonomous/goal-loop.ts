@@ -449,12 +449,13 @@ export class GoalLoop {
   /** Memories for this step's prompt, from the latest results. */
   async #recall(): Promise<string[]> {
     const { memory } = this.#options.resources;
+    if (!memory) return [];
     const last = this.state.history.findLast((entry) => entry.kind === 'command');
-    if (!memory || !last) return [];
-    const found = await memory.search(
-      `${last.command.name} ${JSON.stringify(last.command.args)}\n${last.output}`,
-      MEMORIES_PER_STEP,
-    );
+    // Before its first command a run recalls by its goals: what earlier runs of the agent learned.
+    const query = last
+      ? `${last.command.name} ${JSON.stringify(last.command.args)}\n${last.output}`
+      : this.state.agent.goals.join('\n');
+    const found = await memory.search(query, MEMORIES_PER_STEP);
     return found.map((memory) => memory.text);
   }
 
@@ -462,7 +463,10 @@ export class GoalLoop {
     const { memory } = this.#options.resources;
     if (!memory) return;
     const answer = JSON.stringify({ thoughts: pending.thoughts, command: pending.command });
-    await memory.add(`Assistant reply: ${answer}\nResult: ${output}`, { step: String(pending.step) });
+    await memory.add(`Assistant reply: ${answer}\nResult: ${output}`, {
+      run: this.state.id,
+      step: String(pending.step),
+    });
   }
 
   #prompt(memories: string[]): ChatMessage[] {

@@ -18,7 +18,7 @@ import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
-import { graphEndpointNote, modelsFromOptions } from './model-options.js';
+import { graphEndpointNote, hasModelFlags, modelsFromOptions } from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
 import { writeErr } from './terminal.js';
@@ -163,19 +163,6 @@ async function resolveModels(options: ModelOptionValues, file: GraphFile): Promi
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);
   }
-}
-
-function hasModelFlags(options: ModelOptionValues): boolean {
-  const flags = [
-    options.model,
-    options.baseUrl,
-    options.provider,
-    options.script,
-    options.classifierModel,
-    options.userbotModel,
-    options.embedderModel,
-  ];
-  return flags.some((flag) => flag !== undefined);
 }
 
 /** Models that answer every call with `error`. */

@@ -16,7 +16,7 @@ import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
 import { modelsFromOptions } from '../model-options.js';
 import { writeErr, writeOut } from '../terminal.js';
-import { agentNamespace } from '../../../memory/namespaces.js';
+import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 import type { LongTermMemory } from '../../../tools/command.js';
 
 /** Steps a new run may take unless --max-steps says otherwise. */
@@ -34,6 +34,8 @@ export async function runGoals(options: RunOptions): Promise<void> {
   // resolve, so a run that could not ask any asks nothing and leaves nothing behind.
   const resumed = options.resume === undefined ? undefined : await resumeRun(options.resume, options);
   if (!resumed) checkGoals(options.goal ?? [], interactive);
+  const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
+  if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
   const { state, path } = resumed ?? (await newRun(options));
