@@ -65,10 +65,10 @@ describe('long-term memory in a 40-step run (ablation)', () => {
     expect(without.run.prompts()[3]).toContain('PX-7719');
 
     const withMemory = await runTo40(true);
-    expect(withMemory.prompt40).toContain('This reminds you of these events from your past:');
+    expect(withMemory.prompt40).toContain('This reminds you of these events from your past');
     expect(withMemory.prompt40).toContain('PX-7719');
     // Not because the history kept it: the memories section did.
-    const fromMemories = withMemory.prompt40.split('This reminds you of these events from your past:')[1]!;
+    const fromMemories = withMemory.prompt40.split('This reminds you of these events from your past')[1]!;
     expect(fromMemories.split('PX-7719')).toHaveLength(2);
   });
 });
