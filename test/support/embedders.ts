@@ -23,7 +23,12 @@ export function weakEmbedder(): Embedder {
     modelName: 'weak',
     async embed(texts) {
       return {
-        vectors: texts.map((text) => [1, ...hashEmbedding(text).slice(0, 15).map((value) => value * 1e-3)]),
+        vectors: texts.map((text) => [
+          1,
+          ...hashEmbedding(text)
+            .slice(0, 15)
+            .map((value) => value * 1e-3),
+        ]),
       };
     },
   };
