@@ -1,0 +1,286 @@
+/**
+ * Long-term memory benchmark (issue 13): a namespace of 10,000 and of 100,000 vectors of 384
+ * dimensions (clustered, generated: memory-data.ts), built and searched through `MemoryStore`, the
+ * product's own path. Per size:
+ *
+ * - build: `addMany` of every memory (embedded in batches of 64, each batch appended to the log and
+ *   flushed under the namespace's lock, then added to both indexes, the indexes saved as a snapshot
+ *   whenever one falls due), and `close()`, which saves them when one is due; the files' sizes;
+ * - search, 200 queries drawn like the memories but not among them, k = 10, in rounds after a warm-up
+ *   round: the vector index alone (hnswlib through `VectorIndex`, the store's snapshot file loaded
+ *   and the records after it added, as `MemoryStore.open` does, since the store does not expose its
+ *   index) and the store's hybrid `search` (the query embedded, the vector and words indexes searched
+ *   and fused); p50 and p99 of each, and recall@10 of each against exact (brute-force cosine) search
+ *   over the same vectors;
+ * - reload: a new process (memory-reload.ts) opens the namespace from its folder and runs the same
+ *   queries through `search`; its top 10s are compared with this process's, order included.
+ *
+ * Goals: query p50 ≤ 1 ms, recall@10 ≥ 0.95, the same results after a reload. The queries share no
+ * word with the memories, so the words side finds nothing and the store's top 10 is the vector
+ * index's: its recall is the index's, and its extra time is the store's own (embedding call, log
+ * check, words search, fusion).
+ *
+ * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js memory` (about 3 minutes on 2 cores).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Manifest } from '../memory/manifest.js';
+import { MANIFEST_FILE, MemoryStore } from '../memory/store.js';
+import { SEARCH_EF, VectorIndex } from '../memory/vector-index.js';
+import {
+  clusteredVectors,
+  DIMENSIONS,
+  exactNeighbours,
+  itemNumber,
+  itemText,
+  lookupEmbedder,
+  queryText,
+  row,
+} from './memory-data.js';
+import type { ReloadReport } from './memory-reload.js';
+import { printTable, verdict } from './stats.js';
+
+/** The most a query's median may take. */
+export const QUERY_P50_GOAL_MS = 1;
+/** The least share of the exact top 10 a search must find. */
+export const RECALL_GOAL = 0.95;
+
+const K = 10;
+const SEED = 13;
+const RELOAD_SCRIPT = fileURLToPath(new URL('./memory-reload.js', import.meta.url));
+const MIB = 1024 * 1024;
+
+export interface SearchFigures {
+  p50Ms: number;
+  p99Ms: number;
+  recall: number;
+}
+
+export interface MemoryBenchRow {
+  memories: number;
+  buildMs: number;
+  closeMs: number;
+  logBytes: number;
+  /** Records the snapshot holds after close(); a new process adds the others from the log. */
+  snapshotRecords: number;
+  vectorsBytes: number;
+  wordsBytes: number;
+  vectorIndex: SearchFigures;
+  storeSearch: SearchFigures;
+  reload: { openMs: number; firstSearchMs: number; processMs: number; same: number; queries: number };
+}
+
+/** The sample at index ⌊q·n⌋ of the sorted values (stats.ts's rule). */
+function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** The mean share of each exact top k that `found` holds. */
+function recallAt(found: readonly number[][], exact: readonly number[][]): number {
+  let hits = 0;
+  exact.forEach((truth, query) => {
+    const wanted = new Set(truth);
+    hits += found[query]!.filter((item) => wanted.has(item)).length;
+  });
+  return hits / (exact.length * K);
+}
+
+/** Runs memory-reload.ts in a new Node process on `folder`; its report and wall time. */
+function reloadInNewProcess(folder: string, queries: number): Promise<ReloadReport & { processMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [RELOAD_SCRIPT, folder, String(SEED), String(queries), String(K)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const processMs = performance.now() - started;
+      if (code !== 0) return reject(new Error(`memory-reload.js exited with ${code}: ${stderr.trim()}`));
+      resolve({ ...(JSON.parse(stdout) as ReloadReport), processMs });
+    });
+  });
+}
+
+async function measure(
+  size: number,
+  dir: string,
+  queryVectors: Float32Array,
+  rounds: number,
+): Promise<MemoryBenchRow> {
+  const queries = queryVectors.length / DIMENSIONS;
+  const queryRows = Array.from({ length: queries }, (_, query) => row(queryVectors, query));
+  const vectors = clusteredVectors(size, SEED, 1);
+  const folder = join(dir, `memories-${size}`);
+  const store = await MemoryStore.open({ folder, embedder: lookupEmbedder(vectors, queryVectors) });
+  const entries = Array.from({ length: size }, (_, item) => ({ text: itemText(item) }));
+  console.log(`memory: adding ${size.toLocaleString('en-US')} memories…`);
+  let started = performance.now();
+  await store.addMany(entries);
+  const buildMs = performance.now() - started;
+  started = performance.now();
+  await store.close();
+  const closeMs = performance.now() - started;
+  const stats = await store.stats();
+
+  // The vector index as MemoryStore.open builds it in a new process: the snapshot's file, then the
+  // records after it. Its labels are the items' numbers (added in order, none forgotten).
+  const manifest = JSON.parse(await readFile(join(folder, MANIFEST_FILE), 'utf8')) as Manifest;
+  const snapshot = manifest.snapshot;
+  if (!snapshot?.vectors || manifest.dimensions === undefined)
+    throw new Error(`the store left no vectors snapshot in ${folder}`);
+  const index = await VectorIndex.load(
+    join(folder, snapshot.vectors.file),
+    { dimensions: manifest.dimensions, m: manifest.m, efConstruction: manifest.efConstruction },
+    snapshot.records,
+    [],
+  );
+  for (let item = snapshot.records; item < size; item++) index.add(item, row(vectors, item));
+
+  console.log(`memory: searching ${size.toLocaleString('en-US')} memories…`);
+  const vectorSamples: number[] = [];
+  const storeSamples: number[] = [];
+  const vectorTop: number[][] = [];
+  const storeTop: number[][] = [];
+  for (let round = 0; round <= rounds; round++) {
+    for (let query = 0; query < queries; query++) {
+      started = performance.now();
+      const found = index.search(queryRows[query]!, K);
+      const vectorMs = performance.now() - started;
+      started = performance.now();
+      const hits = await store.search(queryText(query), K);
+      const storeMs = performance.now() - started;
+      if (round === 0) {
+        if (hits.some((hit) => hit.via.includes('words')))
+          throw new Error(
+            `the words side found memories for ${queryText(query)}: the queries must share no word`,
+          );
+        vectorTop.push(found.map(({ label }) => label));
+        storeTop.push(hits.map((hit) => itemNumber(hit.text)));
+      } else {
+        vectorSamples.push(vectorMs);
+        storeSamples.push(storeMs);
+      }
+    }
+  }
+  const exact = Array.from({ length: queries }, (_, query) =>
+    exactNeighbours(vectors, queryVectors, query, K),
+  );
+
+  console.log(`memory: reopening ${size.toLocaleString('en-US')} memories in a new process…`);
+  const reload = await reloadInNewProcess(folder, queries);
+  const same = storeTop.filter((top, query) => top.join() === reload.results[query]?.join()).length;
+  const figures = (samples: number[], top: number[][]): SearchFigures => ({
+    p50Ms: percentile(samples, 0.5),
+    p99Ms: percentile(samples, 0.99),
+    recall: recallAt(top, exact),
+  });
+  return {
+    memories: size,
+    buildMs,
+    closeMs,
+    logBytes: stats.logBytes,
+    snapshotRecords: snapshot.records,
+    vectorsBytes: snapshot.vectors.bytes,
+    wordsBytes: snapshot.words.bytes,
+    vectorIndex: figures(vectorSamples, vectorTop),
+    storeSearch: figures(storeSamples, storeTop),
+    reload: {
+      openMs: reload.openMs,
+      firstSearchMs: reload.firstSearchMs,
+      processMs: reload.processMs,
+      same,
+      queries,
+    },
+  };
+}
+
+export async function runMemoryBench(
+  options: { sizes?: number[]; queries?: number; rounds?: number } = {},
+): Promise<MemoryBenchRow[]> {
+  const sizes = options.sizes ?? [10_000, 100_000];
+  const queryVectors = clusteredVectors(options.queries ?? 200, SEED, 2);
+  const queries = queryVectors.length / DIMENSIONS;
+  const rounds = options.rounds ?? 5;
+  const dir = await mkdtemp(join(tmpdir(), 'meta-agent-memory-bench-'));
+  const rows: MemoryBenchRow[] = [];
+  try {
+    for (const size of sizes) rows.push(await measure(size, dir, queryVectors, rounds));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const count = (n: number) => n.toLocaleString('en-US');
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  const mib = (bytes: number) => (bytes / MIB).toFixed(1);
+  printTable(
+    `\nmemory: build and reload, ${DIMENSIONS} dimensions; goal: the same top ${K} in a new process`,
+    [
+      'memories',
+      'build s',
+      'µs/memory',
+      'close s',
+      'snapshot holds',
+      'log MiB',
+      'hnsw MiB',
+      'words MiB',
+      'reopen s',
+      '1st search ms',
+      'process s',
+      'same results',
+      'goal',
+    ],
+    rows.map((row) => [
+      count(row.memories),
+      seconds(row.buildMs),
+      ((row.buildMs * 1000) / row.memories).toFixed(0),
+      seconds(row.closeMs),
+      count(row.snapshotRecords),
+      mib(row.logBytes),
+      mib(row.vectorsBytes),
+      mib(row.wordsBytes),
+      seconds(row.reload.openMs),
+      row.reload.firstSearchMs.toFixed(1),
+      seconds(row.reload.processMs),
+      `${row.reload.same}/${row.reload.queries}`,
+      verdict(row.reload.same === row.reload.queries),
+    ]),
+  );
+  console.log(
+    'build: addMany of every memory (log appended and flushed per batch of 64, snapshots as they fall due);\n' +
+      'close: the snapshot, when due; snapshot holds: the records the saved indexes hold; reopen:\n' +
+      'MemoryStore.open in the new process, then its first search; process: its whole life, searches included.',
+  );
+  printTable(
+    `\nmemory: search, k = ${K}, ${count(queries)} queries × ${rounds} rounds, hnswlib ef ${SEARCH_EF}; goals: p50 ≤ ${QUERY_P50_GOAL_MS} ms, recall@${K} ≥ ${RECALL_GOAL} against exact search`,
+    ['memories', 'search', 'p50 ms', 'p99 ms', `recall@${K}`, 'p50 goal', 'recall goal'],
+    rows.flatMap((row) =>
+      (
+        [
+          ['vector index', row.vectorIndex],
+          ['store.search (hybrid)', row.storeSearch],
+        ] as const
+      ).map(([name, figures]) => [
+        count(row.memories),
+        name,
+        figures.p50Ms.toFixed(3),
+        figures.p99Ms.toFixed(3),
+        figures.recall.toFixed(3),
+        verdict(figures.p50Ms <= QUERY_P50_GOAL_MS),
+        verdict(figures.recall >= RECALL_GOAL),
+      ]),
+    ),
+    2,
+  );
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runMemoryBench();
