@@ -137,8 +137,10 @@ async function measure(
   const snapshot = manifest.snapshot;
   if (!snapshot?.vectors || manifest.dimensions === undefined)
     throw new Error(`the store left no vectors snapshot in ${folder}`);
+  const indexPath = join(folder, snapshot.vectors.file);
   const index = await VectorIndex.load(
-    join(folder, snapshot.vectors.file),
+    indexPath,
+    await readFile(indexPath),
     { dimensions: manifest.dimensions, m: manifest.m, efConstruction: manifest.efConstruction },
     snapshot.records,
     [],

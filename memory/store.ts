@@ -199,11 +199,14 @@ export class MemoryStore {
         }));
         await this.#append(records);
         ids.push(...records.map((record) => record.id));
-        // A process that never closes its store (a long conversation) still saves its indexes now and then.
-        await this.#snapshotWhenDue(SNAPSHOT_WHILE_OPEN);
       });
       onProgress?.(ids.length, entries.length);
     }
+    // A bulk add is saved whole, so a new process answers exactly as this one; a process that adds one
+    // at a time and never closes its store (a long conversation) still saves now and then.
+    const bulk = entries.length >= SNAPSHOT_WHILE_OPEN;
+    if (bulk || this.#unsaved() >= SNAPSHOT_WHILE_OPEN)
+      await this.#write(() => this.#snapshotWhenDue(bulk ? 1 : SNAPSHOT_WHILE_OPEN, bulk));
     return ids;
   }
 
@@ -386,10 +389,11 @@ export class MemoryStore {
       const { dimensions } = this.#manifest;
       if (!vectors || dimensions === undefined) throw new IndexFileRejected('the vectors index is missing');
       const path = join(this.folder, vectors.file);
-      await this.#verified(vectors);
+      const bytes = await this.#verified(vectors);
       const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
       contents.vectors = await VectorIndex.load(
         path,
+        bytes,
         { dimensions, ...this.#shape() },
         vectorLabels.length,
         forgottenWithVectors,
@@ -547,10 +551,14 @@ export class MemoryStore {
     return log.records - (snapshot?.logId === log.id ? snapshot.records : 0);
   }
 
-  /** Saves the indexes once at least `least` records, and 1/SNAPSHOT_RATIO of the log, are unsaved. */
-  async #snapshotWhenDue(least: number): Promise<void> {
+  /**
+   * Saves the indexes once at least `least` records are unsaved, and (unless `whatever`) 1/SNAPSHOT_RATIO
+   * of the log.
+   */
+  async #snapshotWhenDue(least: number, whatever = false): Promise<void> {
     const unsaved = this.#unsaved();
-    if (unsaved >= least && unsaved * SNAPSHOT_RATIO >= this.#log!.records) await this.#snapshot();
+    if (unsaved >= least && (whatever || unsaved * SNAPSHOT_RATIO >= this.#log!.records))
+      await this.#snapshot();
   }
 
   #shouldCompact(): boolean {

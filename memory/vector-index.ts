@@ -5,7 +5,6 @@
  * finite, deleted elements are left out of the size, and a file is loaded only after it passed
  * hnsw-file.ts's checks.
  */
-import { readFile } from 'node:fs/promises';
 import hnswlib from 'hnswlib-node';
 import { indexFileProblem, MIN_CAPACITY } from './hnsw-file.js';
 
@@ -51,16 +50,17 @@ export class VectorIndex {
   }
 
   /**
-   * Loads the index file at `path`, which must hold `count` elements of `shape` and is checked whole
-   * first. `deleted`: labels it holds that are no longer live.
+   * Loads the index file at `path`, whose `bytes` are checked first: it must hold `count` elements of
+   * `shape`. `deleted`: labels it holds that are no longer live.
    */
   static async load(
     path: string,
+    bytes: Buffer,
     shape: IndexShape,
     count: number,
     deleted: Iterable<number>,
   ): Promise<VectorIndex> {
-    const problem = indexFileProblem(await readFile(path), {
+    const problem = indexFileProblem(bytes, {
       dimensions: shape.dimensions,
       m: shape.m,
       count,

@@ -69,7 +69,7 @@ describe('vector index', () => {
     for (let i = 0; i < 300; i++) index.add(i, unit(i));
     index.remove(7);
     const path = await written(index);
-    const loaded = await VectorIndex.load(path, shape, 300, [7]);
+    const loaded = await VectorIndex.load(path, await readFile(path), shape, 300, [7]);
     expect(loaded.size).toBe(299);
     for (const i of [0, 50, 299]) expect(loaded.search(unit(i), 5)).toEqual(index.search(unit(i), 5));
   });
@@ -83,9 +83,9 @@ describe('vector index', () => {
     await raw.readIndex(path);
     expect(raw.getCurrentCount()).toBe(20);
 
-    await expect(VectorIndex.load(path, { ...shape, dimensions: 16 }, 20, [])).rejects.toThrow(
-      new IndexFileRejected('its vectors have 8 dimensions, the manifest says 16'),
-    );
+    await expect(
+      VectorIndex.load(path, await readFile(path), { ...shape, dimensions: 16 }, 20, []),
+    ).rejects.toThrow(new IndexFileRejected('its vectors have 8 dimensions, the manifest says 16'));
   });
 
   it('rejects damaged and crafted files before hnswlib reads them', async () => {
@@ -114,6 +114,8 @@ describe('vector index', () => {
 
     const dir = await mkdtemp(join(tmpdir(), 'hnsw-'));
     await writeFile(join(dir, 'bad.hnsw'), crafted);
-    await expect(VectorIndex.load(join(dir, 'bad.hnsw'), shape, 50, [])).rejects.toThrow(IndexFileRejected);
+    await expect(VectorIndex.load(join(dir, 'bad.hnsw'), crafted, shape, 50, [])).rejects.toThrow(
+      IndexFileRejected,
+    );
   });
 });
