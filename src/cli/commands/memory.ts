@@ -12,9 +12,9 @@ Memories live in WORKSPACE/.meta-agent/memory/NAMESPACE: -w picks the workspace 
 as for run), -n the namespace (default shared), a folder name of lowercase letters, digits, ".", "_"
 and "-". Search goes by meaning (vectors of the embedding model: --embedder-model, else
 META_AGENT_EMBEDDER_MODEL, else text-embedding-3-small on OpenAI or an embedding model a local server
-lists) and by words together. With no model server, or
-another embedding model than the memories were embedded with, it goes by words alone and a note on
-stderr says so; \`memory reindex\` embeds them again with the model of now.`;
+lists) and by words together. With no model server, or another embedding model than the memories
+were embedded with, it goes by words alone and a note on stderr says so; \`memory reindex\` embeds
+them again with the model of now.`;
 
 const EXAMPLES = `
 Examples:
