@@ -14,7 +14,7 @@ interface Document {
 const COMPOUND = /[\p{L}\p{N}]+(?:[_\-.:/#][\p{L}\p{N}]+)*/gu;
 const PART = /[\p{L}\p{N}]+/gu;
 
-export function terms(text: string): string[] {
+function terms(text: string): string[] {
   const found: string[] = [];
   for (const [compound] of text.matchAll(COMPOUND)) {
     const parts = compound.match(PART) ?? [];
