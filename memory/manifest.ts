@@ -28,8 +28,6 @@ const snapshotSchema = z.strictObject({
   words: fileSchema,
 });
 
-export type Snapshot = z.infer<typeof snapshotSchema>;
-
 export const manifestSchema = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),
   space: z.literal('cosine'),
