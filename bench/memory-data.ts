@@ -10,6 +10,7 @@
  * embeddings, whose variance falls off over their principal directions, give it more to go on.
  */
 import type { Embedder } from '../memory/store.js';
+import { seededRandom } from '../src/engine/simulate.js';
 
 export const DIMENSIONS = 384;
 export const CENTRES = 100;
@@ -33,21 +34,9 @@ export function queryText(index: number): string {
   return `query q${index}`;
 }
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function uniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /** Standard normal numbers (Box–Muller) from a seeded stream. */
 function gaussian(seed: number): () => number {
-  const next = uniform(seed);
+  const next = seededRandom(seed);
   let spare: number | undefined;
   return () => {
     if (spare !== undefined) {

@@ -16,6 +16,7 @@ import { goalPrompt } from '../../src/autonomous/prompt.js';
 import { loadRun } from '../../src/autonomous/run-file.js';
 import { loadStateFile } from '../../src/cli/state-file.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
+import { seededRandom } from '../../src/engine/simulate.js';
 import { saveState } from '../../src/engine/state.js';
 import { isUserError } from '../../src/errors.js';
 import { exportGraph } from '../../src/export/formats.js';
@@ -41,18 +42,6 @@ const SOURCES = [
 ].map((path) => ({ path, text: readFileSync(path, 'utf8') }));
 
 const MUTANTS_PER_SOURCE = 30;
-
-/** A small seeded generator (mulberry32), so every run tries the same mutants. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_VALUES: unknown[] = [
   null,
@@ -119,7 +108,7 @@ function mutate(text: string, next: () => number): string {
 }
 
 function mutants(): { name: string; path: string; text: string }[] {
-  const next = random(16);
+  const next = seededRandom(16);
   return SOURCES.flatMap(({ path, text }) =>
     Array.from({ length: MUTANTS_PER_SOURCE }, (_, i) => ({
       name: `${path.split('/').at(-1)} #${i}`,
@@ -212,7 +201,7 @@ describe('mutated state files', () => {
     }));
     const text = saveState(state);
     const dir = await mkdtemp(join(tmpdir(), 'meta-agent-state-mutants-'));
-    const next = random(7);
+    const next = seededRandom(7);
     try {
       for (let i = 0; i < 120; i++) {
         const path = join(dir, `state${i}.json`);
@@ -244,7 +233,7 @@ describe('mutated run files', () => {
     const text = JSON.stringify(run.state, null, 1);
     const registry = commandRegistry();
     const dir = await mkdtemp(join(tmpdir(), 'meta-agent-run-mutants-'));
-    const next = random(11);
+    const next = seededRandom(11);
     try {
       for (let i = 0; i < 120; i++) {
         const path = join(dir, `run${i}.json`);
