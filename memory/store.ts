@@ -607,7 +607,8 @@ export class MemoryStore {
     const { vectors, words } = this.#contents;
     const generation = randomBytes(6).toString('hex');
     const wordsFile = `words-${generation}.json`;
-    await writeDurable(join(this.folder, wordsFile), words.toJSON());
+    const wordsJson = Buffer.from(words.toJSON());
+    await writeDurable(join(this.folder, wordsFile), wordsJson);
     let vectorsFile: string | undefined;
     if (vectors) {
       vectorsFile = `vectors-${generation}.hnsw`;
@@ -620,8 +621,8 @@ export class MemoryStore {
         logId: log.id,
         records: log.records,
         logBytes: log.bytes,
-        words: await describe(this.folder, wordsFile),
-        ...(vectorsFile && { vectors: await describe(this.folder, vectorsFile) }),
+        words: { file: wordsFile, bytes: wordsJson.length, sha256: sha256(wordsJson) },
+        ...(vectorsFile && { vectors: await describeFile(this.folder, vectorsFile) }),
       },
     };
     await this.#writeManifest();
@@ -767,7 +768,8 @@ async function readManifest(folder: string): Promise<Manifest> {
   return parsed.data;
 }
 
-async function describe(folder: string, file: string): Promise<SnapshotFile> {
+/** A file hnswlib wrote, as the manifest names it: read back for its digest. */
+async function describeFile(folder: string, file: string): Promise<SnapshotFile> {
   const path = join(folder, file);
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
@@ -778,7 +780,7 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-async function writeDurable(path: string, text: string): Promise<void> {
+async function writeDurable(path: string, text: string | Buffer): Promise<void> {
   const handle = await open(path, 'wx');
   try {
     await handle.writeFile(text);
