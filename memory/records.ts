@@ -57,7 +57,7 @@ export class LogDamaged extends Error {}
 /** The header of a whole log, read from its first line. */
 export function parseHeader(firstLine: string): LogHeader {
   const parsed = headerSchema.safeParse(safeJson(firstLine));
-  if (!parsed.success) throw new LogDamaged('its first line is not a memory log header');
+  if (!parsed.success) throw new LogDamaged('starts without a memory log header');
   return parsed.data;
 }
 
