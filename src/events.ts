@@ -71,7 +71,8 @@ export type AgentEvent =
       detail?: string;
     }
   | { type: 'error'; message: string; node?: string }
-  | GoalEvent;
+  | GoalEvent
+  | FlowEvent;
 
 /**
  * What the model of a goal-loop step thought before choosing its command (seed 004's `thoughts`). Every
@@ -141,6 +142,59 @@ export type GoalEvent =
 
 /** What a run warns about: a loop, a budget, a resumed step, or its long-term memory. */
 export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory';
+
+/**
+ * Where a flow node stands in a pass: asking the model (`running`, `retry` after an answer its
+ * after-query step rejected), answered (`done`, perhaps with its fallback), `failed`, `reused` (skipped,
+ * its last pass's output kept) or `blocked` (a node it needs failed).
+ */
+export type FlowNodeStatus = 'running' | 'retry' | 'done' | 'failed' | 'reused' | 'blocked';
+
+/** A flow pass's events (`meta-agent flow run`, or a `flow` node): steps of nodes run at once. */
+export type FlowEvent =
+  | {
+      type: 'flow.started';
+      flow: string;
+      pass: number;
+      /** Every node of the pass, in order. */
+      nodes: string[];
+      concurrency: number;
+      /** True when the pass was begun earlier and goes on from its saved state. */
+      resumed: boolean;
+    }
+  /** The nodes that run together now: each has every output it needs. */
+  | { type: 'flow.step'; step: number; nodes: string[] }
+  | {
+      type: 'flow.node';
+      node: string;
+      status: FlowNodeStatus;
+      /** The answer being asked for (1 for the first). */
+      attempt?: number;
+      /** Why it was retried, failed or blocked; that a fallback was used. */
+      detail?: string;
+      /** The node's output (model output: untrusted), when done or reused. */
+      output?: unknown;
+      /** Tokens its model calls used in this pass; for `reused`, what its last run used (saved now). */
+      tokens?: number;
+    }
+  /** Text of a running node's answer as it streams in. */
+  | { type: 'flow.delta'; node: string; delta: string }
+  /** A temporary change an after-query step asked for: applied, or refused and why. */
+  | { type: 'flow.changed'; by: string; change: string; applied: boolean; reason?: string }
+  /** Database keys an after-query step wrote. */
+  | { type: 'flow.database'; by: string; keys: string[] }
+  | {
+      type: 'flow.ended';
+      pass: number;
+      done: number;
+      failed: number;
+      reused: number;
+      blocked: number;
+      tokens: number;
+      /** Tokens the reused nodes' last runs used: what skipping them saved. */
+      savedTokens: number;
+      ms: number;
+    };
 
 /** One workspace file a command touched. */
 export interface FileTouch {

@@ -17,18 +17,19 @@ const TEXTS_KEPT = 1024;
 export function codeSyntaxProblems(node: CompiledNode): { field: string; message: string }[] {
   const problems: { field: string; message: string }[] = [];
   if (node.action === 'code' && node.instruction.trim() !== '') {
-    const message = syntaxError(node.instruction);
+    const message = codeSyntaxError(node.instruction);
     if (message) problems.push({ field: 'instruction', message });
   }
   const condition = node.booleanCondition?.trim();
   if (condition) {
-    const message = syntaxError(`(${condition}\n)`);
+    const message = codeSyntaxError(`(${condition}\n)`);
     if (message) problems.push({ field: 'booleanCondition', message });
   }
   return problems;
 }
 
-function syntaxError(text: string): string | undefined {
+/** The syntax error of a script, or undefined when it parses (a flow's after-query code uses it too). */
+export function codeSyntaxError(text: string): string | undefined {
   if (checked.has(text)) return checked.get(text);
   let message: string | undefined;
   try {

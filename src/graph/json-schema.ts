@@ -32,7 +32,8 @@ export function schemaRefFor(filePath: string): string {
   return relative(dirname(filePath), graphSchemaPath()).split(sep).join('/');
 }
 
-function packageRoot(): string {
+/** The folder of this package (found from this module, in src/ or dist/). */
+export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');

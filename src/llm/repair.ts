@@ -14,7 +14,8 @@ export interface RepairRequest<T> {
   messages: ChatMessage[];
   /** Sends `messages` to the model; `attempt` counts from 1. */
   ask: (messages: ChatMessage[], attempt: number) => Promise<Completion>;
-  parse: (text: string) => Parsed<T>;
+  /** Reads an answer; it may take its time (a flow's after-query code runs in the sandbox). */
+  parse: (text: string) => Parsed<T> | Promise<Parsed<T>>;
   /** Names the question in the error when every try fails, e.g. `classifier question "Is it done?"`. */
   what: string;
   /** Total tries, the first included. Default 3. */
@@ -43,7 +44,7 @@ export async function withRepair<T>(request: RepairRequest<T>): Promise<Repaired
     const completion = await request.ask(messages, attempt);
     usage.promptTokens += completion.usage.promptTokens;
     usage.completionTokens += completion.usage.completionTokens;
-    const parsed = request.parse(completion.text);
+    const parsed = await request.parse(completion.text);
     if (parsed.ok) return { value: parsed.value, text: completion.text, attempts: attempt, usage };
     last = { text: completion.text, error: parsed.error };
     messages = [

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ModelError } from './errors.js';
 import { withRepair } from './repair.js';
 import type { Parsed } from './repair.js';
-import type { ChatMessage, LanguageModel, ResponseFormat, TokenUsage } from './types.js';
+import type { ChatMessage, Completion, LanguageModel, ResponseFormat, TokenUsage } from './types.js';
 
 /** How the answer's JSON shape is requested, from most to least enforced. */
 export type StructuredFormat = 'json_schema' | 'json_object' | 'text';
@@ -50,32 +50,47 @@ export async function generateObject<T>(
 ): Promise<GeneratedObject<T>> {
   const jsonSchema = schemaFor(schema);
   const name = options.name ?? 'answer';
-  let format = acceptedFormats.get(model.id) ?? 'json_schema';
+  let format: StructuredFormat = 'json_schema';
   const result = await withRepair({
     messages: withSchemaInstruction(messages, jsonSchema),
     tries: options.tries ?? 3,
     what: `the structured answer for ${options.purpose ?? name}`,
     parse: (text) => parseObject(text, schema),
     ask: async (conversation) => {
-      for (;;) {
-        try {
-          const completion = await model.complete({
-            messages: conversation,
-            responseFormat: responseFormat(format, name, jsonSchema),
-            purpose: options.purpose,
-          });
-          acceptedFormats.set(model.id, format);
-          return completion;
-        } catch (error) {
-          const plainer = FALLBACK[format];
-          if (!(error instanceof ModelError && error.kind === 'bad-request') || !plainer) throw error;
-          format = plainer;
-          acceptedFormats.set(model.id, format);
-        }
-      }
+      const asked = await askForJson(model, name, jsonSchema, (responseFormat) =>
+        model.complete({ messages: conversation, responseFormat, purpose: options.purpose }),
+      );
+      format = asked.format;
+      return asked.completion;
     },
   });
   return { object: result.value, text: result.text, attempts: result.attempts, usage: result.usage, format };
+}
+
+/**
+ * Sends a request for JSON matching `jsonSchema` in the most enforced format the model's server accepts:
+ * `send` gets the response format to use. A server that rejects a format (400) is asked again in the next
+ * plainer one, and the format that worked is remembered per model.
+ */
+export async function askForJson(
+  model: LanguageModel,
+  name: string,
+  jsonSchema: Record<string, unknown>,
+  send: (format: ResponseFormat | undefined) => Promise<Completion>,
+): Promise<{ completion: Completion; format: StructuredFormat }> {
+  let format = acceptedFormats.get(model.id) ?? 'json_schema';
+  for (;;) {
+    try {
+      const completion = await send(responseFormat(format, name, jsonSchema));
+      acceptedFormats.set(model.id, format);
+      return { completion, format };
+    } catch (error) {
+      const plainer = FALLBACK[format];
+      if (!(error instanceof ModelError && error.kind === 'bad-request') || !plainer) throw error;
+      format = plainer;
+      acceptedFormats.set(model.id, format);
+    }
+  }
 }
 
 /** Parses an answer as JSON (inside a code fence or surrounded by prose) and validates it. */
@@ -132,7 +147,10 @@ function responseFormat(
  * Puts the schema in the question itself: servers on json_object or text need it, and merging into
  * the last user message keeps the user/assistant alternation some chat templates insist on.
  */
-function withSchemaInstruction(messages: ChatMessage[], schema: Record<string, unknown>): ChatMessage[] {
+export function withSchemaInstruction(
+  messages: ChatMessage[],
+  schema: Record<string, unknown>,
+): ChatMessage[] {
   const instruction = `Reply with one JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(schema)}`;
   const last = messages.at(-1);
   if (last?.role === 'user') {

@@ -1,0 +1,108 @@
+/**
+ * What is wrong with a flow before it runs, as findings like a graph's (errors stop a run; warnings do
+ * not): names that lead nowhere, cycles (named), references a node cannot resolve, code that does not
+ * parse, answer schemas that cannot be checked.
+ */
+import { z } from 'zod';
+import { codeSyntaxError } from '../graph/code-syntax.js';
+import type { Finding } from '../graph/lint.js';
+import { closestName } from '../graph/names.js';
+import { describeCycle, findCycle } from './dag.js';
+import { baseStructure } from './changes.js';
+import type { FlowFile, FlowNode } from './schema.js';
+import { referencesIn } from './template.js';
+
+export type { Finding };
+
+/** Every finding, errors first within each node, in file order. */
+export function lintFlow(flow: FlowFile): Finding[] {
+  const findings: Finding[] = [];
+  const names = flow.nodes.map((node) => node.name);
+  const seen = new Set<string>();
+  for (const node of flow.nodes) {
+    if (seen.has(node.name))
+      findings.push({ severity: 'error', node: node.name, message: 'another node has the same name' });
+    seen.add(node.name);
+    findings.push(...nodeFindings(flow, node, names));
+  }
+  const cycle = findCycle(baseStructure(flow));
+  if (cycle)
+    findings.push({
+      severity: 'error',
+      message: `the dependencies form a cycle: ${describeCycle(cycle)}`,
+      hint: 'a flow is evaluated in dependency order, so one of these nodes must not depend on the next',
+    });
+  if (flow.config.system)
+    findings.push(...databaseFindings(flow, flow.config.system, undefined, 'config.system'));
+  return findings;
+}
+
+function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[] {
+  const findings: Finding[] = [];
+  const error = (message: string, hint?: string) =>
+    findings.push({ severity: 'error', node: node.name, message, ...(hint && { hint }) });
+  const warn = (message: string, hint?: string) =>
+    findings.push({ severity: 'warning', node: node.name, message, ...(hint && { hint }) });
+  const deps = new Set<string>();
+  for (const dep of node.dependencies) {
+    if (dep === node.name) error('it depends on itself');
+    else if (!names.includes(dep)) {
+      const guess = closestName(dep, names);
+      error(`it depends on "${dep}", which is not a node${guess ? `; did you mean "${guess}"?` : ''}`);
+    } else if (deps.has(dep)) warn(`it lists "${dep}" twice among its dependencies`);
+    deps.add(dep);
+  }
+  for (const [field, text] of [
+    ['prompt', node.prompt],
+    ['compose', node.compose],
+  ] as const) {
+    if (text === undefined) continue;
+    for (const ref of referencesIn(text)) {
+      if (ref.kind === 'prompt' && field === 'prompt')
+        error(`its prompt uses ${ref.text}, which only a compose template can`);
+      if (ref.kind === 'out' && !deps.has(ref.node))
+        error(
+          `its ${field} uses ${ref.text}, but it does not depend on "${ref.node}"`,
+          `add "${ref.node}" to its dependencies, so it runs first`,
+        );
+    }
+    findings.push(...databaseFindings(flow, text, node.name, field));
+  }
+  if (node.compose !== undefined && !referencesIn(node.compose).some((ref) => ref.kind === 'prompt'))
+    warn('its compose template leaves out $prompt$, so its own prompt is never asked');
+  if (node.prompt.trim() === '' && node.compose === undefined) error('its prompt is empty');
+  const code = node.afterQuery?.code;
+  if (code !== undefined) {
+    const problem = codeSyntaxError(code);
+    if (problem) error(`its afterQuery code does not parse: ${problem}`);
+  }
+  const schema = node.afterQuery?.schema;
+  if (schema !== undefined) {
+    try {
+      z.fromJSONSchema(schema as never);
+    } catch (problem) {
+      error(`its afterQuery schema cannot be used: ${(problem as Error).message}`);
+    }
+  }
+  if (node.fallback !== undefined && node.afterQuery === undefined)
+    warn(
+      'it has a fallback but no afterQuery step, so no answer is ever rejected and the fallback is never used',
+    );
+  return findings;
+}
+
+/** A `$db.key$` whose key neither the database nor an input starts with: maybe an after-query step writes it. */
+function databaseFindings(flow: FlowFile, text: string, node: string | undefined, field: string): Finding[] {
+  const known = new Set([...Object.keys(flow.database), ...Object.keys(flow.inputs)]);
+  return referencesIn(text).flatMap((ref): Finding[] => {
+    if (ref.kind !== 'db' || ref.path.length === 0 || known.has(ref.path[0]!)) return [];
+    return [
+      {
+        severity: 'warning',
+        ...(node !== undefined && { node }),
+        message: `its ${field} uses ${ref.text}, but neither the database nor an input has "${ref.path[0]}"`,
+        hint: 'unless an after-query step writes it first, the node fails; give it a value in "database"',
+      },
+    ];
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * A flow's run as plain JSON: the database, the last output of every node (what a skip reuses) and the
+ * pass in progress, with its committed results and its temporary changes. It is saved after every step,
+ * so a pass stopped anywhere goes on from its last step, and the next pass starts from the database the
+ * last one left, as a conversation goes on from its last reply.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { flowNodeSchema, type FlowFile } from './schema.js';
+
+export const FLOW_RUN_FORMAT = 'meta-agent/flow-run@1';
+
+const json = z.json();
+
+const changeSchema = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('add-node'), node: flowNodeSchema }),
+  z.strictObject({ op: z.literal('add-edge'), from: z.string(), to: z.string() }),
+  z.strictObject({ op: z.literal('remove-edge'), from: z.string(), to: z.string() }),
+  z.strictObject({ op: z.literal('skip'), node: z.string() }),
+]);
+
+/** How one node of a pass ended; see Settlement in dag.ts. */
+const nodeResultSchema = z.strictObject({
+  status: z.enum(['done', 'failed', 'reused', 'blocked']),
+  /** For done and reused nodes. */
+  output: json.optional(),
+  /** The prompt it was asked (for done and reused nodes): dependents' compositions show it. */
+  prompt: z.string().optional(),
+  /** Tokens its calls used in this pass (0 when reused or blocked). */
+  tokens: z.number().int().nonnegative(),
+  attempts: z.number().int().nonnegative().default(0),
+  /** The fallback replaced answers the after-query step rejected. */
+  fellBack: z.boolean().optional(),
+  /** Why it failed, the rejection its fallback replaced, or the failed node that blocked it. */
+  detail: z.string().optional(),
+  /** Blocked: the failed node upstream of it. */
+  upstream: z.string().optional(),
+  /** Reused: the tokens its last run used, which the skip saved. */
+  savedTokens: z.number().int().nonnegative().optional(),
+});
+export type NodeResult = z.infer<typeof nodeResultSchema>;
+
+const passSchema = z.strictObject({
+  pass: z.number().int().positive(),
+  /** The `--input` values the pass began with (they are in the database too). */
+  inputs: z.record(z.string(), z.string()),
+  /** Steps committed so far. */
+  steps: z.number().int().nonnegative(),
+  results: z.record(z.string(), nodeResultSchema),
+  changes: z.array(changeSchema),
+  startedAt: z.string(),
+});
+export type PassState = z.infer<typeof passSchema>;
+
+const lastOutputSchema = z.strictObject({
+  output: json,
+  prompt: z.string(),
+  tokens: z.number().int().nonnegative(),
+  pass: z.number().int().positive(),
+});
+export type LastOutput = z.infer<typeof lastOutputSchema>;
+
+export const flowRunStateSchema = z.strictObject({
+  format: z.literal(FLOW_RUN_FORMAT),
+  flow: z.string(),
+  /** The flow file's content when the run began: a pass in progress goes on only on the same flow. */
+  flowHash: z.string(),
+  /** Passes finished. */
+  passes: z.number().int().nonnegative(),
+  database: z.record(z.string(), json),
+  last: z.record(z.string(), lastOutputSchema),
+  current: passSchema.optional(),
+});
+export type FlowRunState = z.infer<typeof flowRunStateSchema>;
+
+/** A new run of `flow`, with the database the file starts it with. */
+export function newFlowRunState(flow: FlowFile): FlowRunState {
+  return {
+    format: FLOW_RUN_FORMAT,
+    flow: flow.name,
+    flowHash: flowHash(flow),
+    passes: 0,
+    database: structuredClone(flow.database),
+    last: {},
+  };
+}
+
+/** A fingerprint of the flow as validated (its nodes, config and initial database). */
+export function flowHash(flow: FlowFile): string {
+  const { $schema: _ignored, ...rest } = flow;
+  return createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,120 @@
+/**
+ * The flow file (`NAME.flow.json`): an AgentKit "thought process" (seed 003) as a DAG of prompt nodes.
+ * Each node names the nodes it depends on; its prompt is composed from the database, their outputs and
+ * its own question; an optional after-query step checks or reshapes the answer. The zod schema is the
+ * contract; `schema/flow.schema.json` is generated from it.
+ */
+import { z } from 'zod';
+import { modelRefSchema } from '../graph/schema.js';
+
+export const FLOW_FORMAT = 'meta-agent/flow@1';
+
+/** How many times a node asks the model when its after-query step rejects the answers, unless the flow says. */
+export const DEFAULT_ATTEMPTS = 3;
+
+/** How many nodes run at once unless `--concurrency` or the flow says otherwise. */
+export const DEFAULT_CONCURRENCY = 4;
+
+/** A node name: letters, digits, `_` and `-`, starting with a letter or `_` (it appears in `$out.NAME$`). */
+export const FLOW_NODE_NAME = /^[A-Za-z_][\w-]{0,63}$/;
+
+const nodeName = z
+  .string()
+  .regex(FLOW_NODE_NAME, 'a node name is letters, digits, "_" or "-" (at most 64), starting with a letter');
+
+const afterQuerySchema = z
+  .strictObject({
+    schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'A JSON Schema the answer must match: the model is asked for JSON, and the parsed value is the output.',
+      ),
+    code: z
+      .string()
+      .optional()
+      .describe(
+        'JavaScript run in the sandbox with `answer`, `db`, `outputs` and `flow`; its value is the output. Throwing rejects the answer: the message is sent to the model, which tries again.',
+      ),
+  })
+  .refine((step) => step.schema !== undefined || step.code !== undefined, {
+    message: 'an afterQuery step needs a schema, code or both',
+  });
+export type AfterQuery = z.infer<typeof afterQuerySchema>;
+
+export const flowNodeSchema = z.strictObject({
+  name: nodeName,
+  prompt: z.string().describe('The question for this subtask; `$db.key$` embeds a database value.'),
+  dependencies: z
+    .array(nodeName)
+    .default([])
+    .describe('Nodes whose outputs this one needs: they run first, and their answers are in its prompt.'),
+  compose: z
+    .string()
+    .optional()
+    .describe(
+      'The prompt as one message instead of the default (dependencies as earlier turns): `$prompt$`, `$out.NODE$`, `$db.key$`.',
+    ),
+  afterQuery: afterQuerySchema.optional(),
+  fallback: z
+    .json()
+    .optional()
+    .describe('The output when every attempt is rejected; without it the node fails.'),
+  notes: z.string().optional(),
+});
+export type FlowNode = z.infer<typeof flowNodeSchema>;
+export type FlowNodeInput = z.input<typeof flowNodeSchema>;
+
+const inputSchema = z.strictObject({
+  description: z.string().optional(),
+  default: z.string().optional().describe('Without a default, `--input NAME=…` is required.'),
+});
+
+export const flowConfigSchema = z.strictObject({
+  system: z.string().optional().describe('The system message of every node’s prompt.'),
+  concurrency: z.number().int().min(1).max(64).optional().describe('How many nodes run at once (default 4).'),
+  attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .default(DEFAULT_ATTEMPTS)
+    .describe('How many answers a node asks for before its fallback is used or it fails.'),
+  generation: z
+    .strictObject({
+      temperature: z.number().min(0).max(2).optional(),
+      maxTokens: z.number().int().positive().optional(),
+    })
+    .optional(),
+  models: z.strictObject({ chatbot: modelRefSchema.optional() }).default({}),
+  sandbox: z
+    .strictObject({
+      timeoutMs: z.number().int().positive().default(1000),
+      memoryMb: z.number().int().min(8).default(64),
+    })
+    .default({ timeoutMs: 1000, memoryMb: 64 }),
+});
+export type FlowConfig = z.infer<typeof flowConfigSchema>;
+
+/** A flow file as validated. */
+export const flowFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  format: z.literal(FLOW_FORMAT).default(FLOW_FORMAT),
+  name: z.string().default('flow'),
+  description: z.string().default(''),
+  inputs: z
+    .record(z.string().regex(/^[A-Za-z_]\w*$/, 'an input name is a plain identifier'), inputSchema)
+    .default({})
+    .describe('Values given with `--input NAME=VALUE`, stored in the database under their names.'),
+  database: z
+    .record(z.string(), z.json())
+    .default({})
+    .describe('The database every node reads (`$db.key$`) and after-query steps write; kept between passes.'),
+  config: flowConfigSchema.default(flowConfigSchema.parse({})),
+  nodes: z.array(flowNodeSchema).min(1, 'a flow needs at least one node'),
+});
+export type FlowFile = z.infer<typeof flowFileSchema>;
+export type FlowFileInput = z.input<typeof flowFileSchema>;
+
+/** Plain JSON, as the database and node outputs hold it. */
+export type Json = z.infer<ReturnType<typeof z.json>>;

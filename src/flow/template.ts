@@ -1,0 +1,73 @@
+/**
+ * Flow templates, in AgentKit's own spelling (seed 003, appendix E): `$db.key$` or `$db.a.b$` is a
+ * database value (`$db$` the whole database), `$out.NODE$` a dependency's output and `$prompt$` the
+ * node's own prompt (in a compose template). Any other `$` is left as written. Values that are not text
+ * appear as JSON.
+ */
+import { stringifyValue } from '../engine/template.js';
+
+/** `$db…$`, `$out.NAME$` or `$prompt$`; a path runs to the next `$` on the same line. */
+const REFERENCE = /\$(db(?:\.[^$\n]+)?|out\.[\w-]+|prompt)\$/g;
+
+/** What a reference reads from, and what it says when the value is missing. */
+export interface TemplateValues {
+  db: Record<string, unknown>;
+  /** Outputs of the node's dependencies, by name. */
+  outputs?: ReadonlyMap<string, unknown>;
+  /** The node's own prompt, rendered (compose templates only). */
+  prompt?: string;
+}
+
+/** A reference a text makes, as written between the dollar signs. */
+export type Reference =
+  | { kind: 'db'; path: string[]; text: string }
+  | { kind: 'out'; node: string; text: string }
+  | { kind: 'prompt'; text: string };
+
+/** Every reference in `text`, in order. */
+export function referencesIn(text: string): Reference[] {
+  return [...text.matchAll(REFERENCE)].map(([whole, inner]) => parseReference(inner!, whole));
+}
+
+function parseReference(inner: string, text: string): Reference {
+  if (inner === 'prompt') return { kind: 'prompt', text };
+  if (inner.startsWith('out.')) return { kind: 'out', node: inner.slice(4), text };
+  return { kind: 'db', path: inner === 'db' ? [] : inner.slice(3).split('.'), text };
+}
+
+/**
+ * `text` with every reference replaced. A reference to something missing (a database key never set, a
+ * node that is not a dependency) throws an Error naming it: a prompt never silently loses a part.
+ */
+export function renderFlowText(text: string, values: TemplateValues): string {
+  return text.replace(REFERENCE, (whole, inner: string) => {
+    const ref = parseReference(inner, whole);
+    if (ref.kind === 'prompt') {
+      if (values.prompt === undefined) throw new Error(`${whole} is only for compose templates`);
+      return values.prompt;
+    }
+    if (ref.kind === 'out') {
+      if (!values.outputs?.has(ref.node))
+        throw new Error(`${whole} names "${ref.node}", which is not a dependency of this node`);
+      return stringifyValue(values.outputs.get(ref.node));
+    }
+    const found = lookup(values.db, ref.path);
+    if (!found.ok)
+      throw new Error(`${whole}: the database has no "${ref.path.slice(0, found.depth + 1).join('.')}"`);
+    return stringifyValue(found.value);
+  });
+}
+
+/** The value at `path` in `db`, through objects' own keys and arrays' indexes. */
+export function lookup(
+  db: unknown,
+  path: readonly string[],
+): { ok: true; value: unknown } | { ok: false; depth: number } {
+  let value = db;
+  for (const [depth, key] of path.entries()) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key))
+      return { ok: false, depth };
+    value = (value as Record<string, unknown>)[key];
+  }
+  return { ok: true, value };
+}
