@@ -55,6 +55,24 @@ export async function restartIfGraphRunsCode(path: string, statePath?: string): 
     await restartForSandbox();
 }
 
+/** Restarts for the sandbox when the flow file at `path` has after-query code. */
+export async function restartIfFlowRunsCode(path: string): Promise<void> {
+  if (!startedWithoutNodeSnapshot() && (await flowHasCode(path))) await restartForSandbox();
+}
+
+/** Unreadable or not JSON counts as no code: the command says what is wrong without a restart. */
+async function flowHasCode(path: string): Promise<boolean> {
+  try {
+    const nodes = (JSON.parse(await readFile(path, 'utf8')) as { nodes?: unknown }).nodes;
+    return (
+      Array.isArray(nodes) &&
+      nodes.some((node: { afterQuery?: { code?: unknown } } | null) => node?.afterQuery?.code !== undefined)
+    );
+  } catch {
+    return false;
+  }
+}
+
 /**
  * False only for a JSON graph file whose nodes plainly run no code. Anything else (a spreadsheet, a
  * file that cannot be read or parsed) counts as code: a wrong yes costs a restart, a wrong no the run.

@@ -6,6 +6,7 @@
  * JSON output stays JSON) instead; output to a file or a pipe stays
  * byte for byte what was written. (The full-screen view is safe already: Ink drops such sequences.)
  */
+import { relative } from 'node:path';
 
 /** C0 controls but Tab and line feed, a carriage return not ending a line, DEL, and the C1 controls. */
 // eslint-disable-next-line no-control-regex -- control characters are what this finds
@@ -24,4 +25,10 @@ export function writeOut(text: string): boolean {
 /** Writes `text` to stderr, escaped when stderr is a terminal. */
 export function writeErr(text: string): boolean {
   return process.stderr.write(process.stderr.isTTY ? terminalSafe(text) : text);
+}
+
+/** A path as the user would type it: relative to where they are, when it is below. */
+export function shownPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
 }

@@ -5,7 +5,11 @@
  * last one left, as a conversation goes on from its last reply.
  */
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { InvalidFileError, UserError } from '../errors.js';
+import { parseJsonText, writeFileAtomic } from '../graph/load.js';
+import { summarizeIssues } from '../graph/schema-issues.js';
 import { flowNodeSchema, type FlowFile } from './schema.js';
 
 export const FLOW_RUN_FORMAT = 'meta-agent/flow-run@1';
@@ -89,4 +93,36 @@ export function newFlowRunState(flow: FlowFile): FlowRunState {
 export function flowHash(flow: FlowFile): string {
   const { $schema: _ignored, ...rest } = flow;
   return createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The run saved at `path`, or undefined when there is no file yet. A file that is not a flow run, or a
+ * run of another flow, is an InvalidFileError naming the path.
+ */
+export async function loadFlowRun(path: string, flow: FlowFile): Promise<FlowRunState | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UserError(`${path}: cannot read: ${(error as Error).message}`, 2);
+  }
+  const json = parseJsonText(text, path);
+  const parsed = flowRunStateSchema.safeParse(json);
+  if (!parsed.success)
+    throw new InvalidFileError(
+      `${path}: not a saved flow run: ${summarizeIssues(parsed.error, json)}`,
+      'pass another --state file, or delete this one to start a new run',
+    );
+  if (parsed.data.flow !== flow.name)
+    throw new InvalidFileError(
+      `${path}: holds a run of the flow "${parsed.data.flow}", not "${flow.name}"`,
+      'each flow keeps its own state file',
+    );
+  return parsed.data;
+}
+
+/** Saves the run atomically: a reader never sees half a file. */
+export async function saveFlowRun(path: string, state: FlowRunState): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(state, null, 2)}\n`);
 }

@@ -1,5 +1,4 @@
 /** What `meta-agent chat` does (declared in ../commands/chat.ts). */
-import { attachTrace } from '../../engine/trace.js';
 import { UserError } from '../../errors.js';
 import { VersionedGraph } from '../../graph/versioned.js';
 import { chatInLines, printEvents } from '../chat-lines.js';
@@ -8,6 +7,7 @@ import { printCodeLogs } from '../code-logs.js';
 import type { ChatOptions } from '../commands/chat.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
 import { writeOut, writeErr } from '../terminal.js';
+import { traceTo } from '../trace-option.js';
 
 /** Opens the graph at `path` and holds the conversation, in the terminal UI or line by line. */
 export async function runChat(path: string, options: ChatOptions): Promise<void> {
@@ -19,7 +19,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
   });
   try {
     const session = openSession(agent, options);
-    const stopTrace = options.trace === undefined ? undefined : traceTo(agent, options.trace);
+    const stopTrace = options.trace === undefined ? undefined : traceTo(agent.bus, options.trace);
     try {
       await converse(agent, session, options);
     } finally {
@@ -42,14 +42,6 @@ function openSession(agent: OpenedAgent, options: ChatOptions): ChatSession {
   if (saved && saved.current !== undefined && options.start !== undefined)
     writeErr(`warning: --start is ignored: the conversation in ${options.state} is under way\n`);
   return new ChatSession(agent.interpreter, saved, options.state);
-}
-
-function traceTo(agent: OpenedAgent, file: string): () => void {
-  try {
-    return attachTrace(agent.bus, file);
-  } catch (error) {
-    throw new UserError(`--trace: cannot write ${file}: ${(error as Error).message}`, 2);
-  }
 }
 
 /** Chooses the front end: the terminal UI only when both ends are a terminal and nothing asked for lines. */

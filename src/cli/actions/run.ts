@@ -1,11 +1,10 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { allowedCommands, allowRulesPath, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
 import { loadRun, newRunFile, runsFolder, saveRun } from '../../autonomous/run-file.js';
 import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
 import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
-import { attachTrace } from '../../engine/trace.js';
 import { InvalidFileError, UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
@@ -15,7 +14,8 @@ import type { RunOptions } from '../commands/run.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
 import { modelsFromOptions } from '../model-options.js';
-import { writeErr, writeOut } from '../terminal.js';
+import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
+import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 import type { LongTermMemory } from '../../../tools/command.js';
 
@@ -305,18 +305,4 @@ function exitCodeOf(state: RunState, interrupted: boolean): number {
   if (interrupted) return 130;
   const reason = state.ended?.reason;
   return reason === 'task_complete' || reason === 'user' ? 0 : 1;
-}
-
-function traceTo(bus: EventBus, file: string): () => void {
-  try {
-    return attachTrace(bus, file);
-  } catch (error) {
-    throw new UserError(`--trace: cannot write ${file}: ${(error as Error).message}`, 2);
-  }
-}
-
-/** A path as the user would type it: relative to where they are, when it is below. */
-function shown(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') ? rel : path;
 }

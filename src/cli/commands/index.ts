@@ -11,6 +11,7 @@ import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
 import { register as registerRun } from './run.js';
 import { register as registerMemory } from './memory.js';
+import { register as registerFlow } from './flow.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -29,6 +30,7 @@ export const commands: RegisterCommand[] = [
   registerSimulate,
   registerRun,
   registerMemory,
+  registerFlow,
   registerValidate,
   registerShow,
   registerExport,

@@ -1,0 +1,112 @@
+/** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
+import { InvalidFileError } from '../../errors.js';
+import { EventBus } from '../../events.js';
+import { lintFlow } from '../../flow/lint.js';
+import { loadFlowFile } from '../../flow/load.js';
+import { loadFlowRun, newFlowRunState, saveFlowRun } from '../../flow/run-state.js';
+import { runFlowPass, type PassReport } from '../../flow/runner.js';
+import type { FlowFile } from '../../flow/schema.js';
+import { UsageMeter } from '../../llm/usage.js';
+import { printEvents } from '../chat-lines.js';
+import type { FlowRunOptions } from '../commands/flow.js';
+import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
+import { formatFinding } from '../load-graph.js';
+import { modelsFromOptions } from '../model-options.js';
+import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
+import { traceTo } from '../trace-option.js';
+import { plural } from '../words.js';
+
+/** How long a second Ctrl+C waits for the pass to save before the process exits anyway. */
+const EXIT_GRACE_MS = 3000;
+
+/** Runs one pass of the flow at `path` and prints its answers. */
+export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
+  const flow = await openFlow(path);
+  const saved = options.state === undefined ? undefined : await loadFlowRun(options.state, flow);
+  const state = saved ?? newFlowRunState(flow);
+  const bus = new EventBus();
+  const meter = new UsageMeter(bus);
+  const { models } = await modelsFromOptions(options, { chatbot: flow.config.models.chatbot });
+  const model = meter.meter(models).chatbot;
+  if (model.scripted)
+    writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  const interactive =
+    options.tui && !options.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
+  const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
+  const stopPrinting = options.json
+    ? printEvents(bus, (line) => writeOut(line))
+    : interactive
+      ? undefined
+      : printFlowLines(bus, (line) => writeErr(line));
+  const ui = interactive
+    ? (await import('../../tui/flow/index.js')).renderFlowUI({
+        bus,
+        flow: flow.name,
+        model: model.modelName,
+        scripted: model.scripted,
+        ...(options.state !== undefined && { savedTo: shown(options.state) }),
+      })
+    : undefined;
+  const ctrlC = onCtrlC();
+  let report: PassReport;
+  try {
+    report = await runFlowPass(
+      {
+        flow,
+        state,
+        model,
+        events: bus,
+        ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+        ...(options.state !== undefined && { save: (current) => saveFlowRun(options.state!, current) }),
+        signal: ctrlC.signal,
+      },
+      options.input,
+    );
+  } finally {
+    ui?.finish();
+    ui?.unmount();
+    ctrlC.dispose();
+    stopPrinting?.();
+    stopTrace?.();
+  }
+  if (options.json) writeOut(`${JSON.stringify({ type: 'flow.report', ...report })}\n`);
+  else {
+    writeOut(flowAnswers(report));
+    writeErr(`${flowSummary(report)}\n`);
+    for (const [name, result] of Object.entries(report.results))
+      if (result.status === 'failed') writeErr(`[flow] ${name} failed: ${result.detail ?? ''}\n`);
+  }
+  if (report.interrupted)
+    writeErr(
+      options.state === undefined
+        ? '[flow] stopped; nothing was saved (pass --state FILE to keep a run)\n'
+        : `[flow] stopped; finish the pass with: meta-agent flow run ${shown(path)} --state ${shown(options.state)}\n`,
+    );
+  process.exitCode = report.interrupted ? 130 : report.complete ? 0 : 1;
+}
+
+/** Loads and lints the flow; lint errors refuse it, pointing at `meta-agent validate`. */
+async function openFlow(path: string): Promise<FlowFile> {
+  const flow = await loadFlowFile(path);
+  const findings = lintFlow(flow);
+  const errors = findings.filter((finding) => finding.severity === 'error');
+  if (errors.length > 0)
+    throw new InvalidFileError(
+      `${path}: the flow has ${plural(errors.length, 'error')}, the first: ${formatFinding(errors[0]!)}`,
+      `run "meta-agent validate ${path}" to see them all`,
+    );
+  for (const finding of findings) writeErr(`warning: ${formatFinding(finding)}\n`);
+  return flow;
+}
+
+/** Ctrl+C stops the pass (saved at its last step); a second press exits at once. */
+function onCtrlC(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = () => {
+    if (controller.signal.aborted) process.exit(130);
+    controller.abort();
+    setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
+  };
+  process.on('SIGINT', handler);
+  return { signal: controller.signal, dispose: () => process.off('SIGINT', handler) };
+}

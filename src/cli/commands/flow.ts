@@ -1,0 +1,79 @@
+/**
+ * `meta-agent flow run FILE`: one pass of an AgentKit flow (seed 003), a DAG of prompt nodes whose ready
+ * nodes are asked at once. In a terminal a live view shows every node; in a pipe, one line per event on
+ * stderr (or, with --json, the event stream on stdout). The answers of the final nodes go to stdout.
+ */
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { MODEL_OPTIONS_HELP, addModelOptions, positiveInteger, type ModelOptionValues } from '../options.js';
+
+const EXAMPLES = `
+Examples:
+  $ meta-agent flow run examples/plan-task.flow.json --input task="move a small office to a new city"
+  # offline, with scripted answers (no model server)
+  $ meta-agent flow run examples/plan-task.flow.json --provider scripted --script examples/plan-task.script.json
+  # one node at a time (the same results, slower)
+  $ meta-agent flow run plan.flow.json --input task=… --concurrency 1
+  # keep the run: the database, each node's last output, and a pass stopped midway
+  $ meta-agent flow run plan.flow.json --input task=… --state plan.run.json
+  $ meta-agent flow run plan.flow.json --state plan.run.json          the next pass, or the rest of this one
+  $ meta-agent flow run plan.flow.json --input task=… --json | jq 'select(.type == "flow.node")'
+
+A pass runs in steps: every node whose dependencies have answered is asked in the same step, up to
+--concurrency at once, against the database as the step began; what their after-query steps write and
+change is applied when the step ends, in the flow's order. So concurrency changes the time a pass takes,
+never its results. A node whose dependency failed is reported "skipped: upstream failed (NODE)".
+
+With --state, the run is saved after every step: Ctrl+C or a crash loses at most the step in progress,
+and running the same command again finishes that pass. A finished pass leaves the database and every
+node's last output for the next one (a node an after-query step skips reuses its last output).
+
+Exit code: 0 when every node has an output, 1 when one failed (and those after it were skipped), 2 for
+a bad flow file, input or state file, 130 after Ctrl+C.
+${MODEL_OPTIONS_HELP}`;
+
+/** `flow run`'s options as commander parses them. */
+export interface FlowRunOptions extends ModelOptionValues {
+  input: Record<string, string>;
+  concurrency?: number;
+  state?: string;
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
+
+/** Registers `flow` and its subcommand `run`. */
+export function register(program: Command): void {
+  const flow = program
+    .command('flow')
+    .description('run AgentKit flows: DAGs of prompts whose ready nodes are asked at once');
+  const run = flow
+    .command('run')
+    .description('run one pass of a flow file and print the answers of its final nodes')
+    .argument('<flow>', 'a flow file, NAME.flow.json')
+    .option('-i, --input <name=value>', 'a value for one of the flow’s inputs (repeatable)', inputPair, {})
+    .option(
+      '-c, --concurrency <n>',
+      'how many nodes are asked at once (default: the flow’s, else 4; 1 = one by one)',
+      positiveInteger,
+    )
+    .option('--state <file>', 'save the run to FILE after every step, and go on from it when it exists')
+    .option('--json', 'write the event stream to stdout as JSON lines, then the report')
+    .option('--trace <file>', 'append every event to FILE as JSON lines')
+    .option('--no-tui', 'print one line per event even in a terminal');
+  addModelOptions(run)
+    .addHelpText('after', EXAMPLES)
+    .action(async (file: string, options: FlowRunOptions) => {
+      const { restartIfFlowRunsCode } = await import('../sandbox-process.js');
+      await restartIfFlowRunsCode(file);
+      const { runFlow } = await import('../actions/flow.js');
+      await runFlow(file, options);
+    });
+}
+
+/** `name=value` into the record of inputs given so far. */
+function inputPair(pair: string, previous: Record<string, string>): Record<string, string> {
+  const at = pair.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError('expected NAME=VALUE, e.g. --input task="plan a trip"');
+  return { ...previous, [pair.slice(0, at).trim()]: pair.slice(at + 1) };
+}
