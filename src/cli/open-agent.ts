@@ -2,11 +2,13 @@
  * What `chat`, `call` and `simulate` share before they run a graph: open and lint the file with the
  * command-line config overrides, choose the graph the run edits or reads (self-referential mode, a
  * resumed conversation), resolve the models (metered, so every call is an event) and create the
- * interpreter on one event bus, lending it the goal loop (`goals`, which `goal_loop` nodes run).
+ * interpreter on one event bus, lending it the goal loop (`goals`, which `goal_loop` nodes run) and
+ * flows (`flows`, which `flow` nodes run).
  */
 import { goalLoopHost } from '../autonomous/nested-run.js';
-import { resolve } from 'node:path';
-import { GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
+import { dirname, resolve } from 'node:path';
+import { flowHost } from '../flow/nested.js';
+import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
 import { Interpreter } from '../engine/interpreter.js';
 import { conversationGraph } from '../engine/self-mode.js';
 import type { ConversationState } from '../engine/state.js';
@@ -89,6 +91,7 @@ export async function openAgent(
         ...(memory && { memory: memory.open }),
       }),
       ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
+      [FLOWS_NAMESPACE]: flowHost({ folder: dirname(resolve(path)), model: models.chatbot, events: bus }),
     },
     ...(selfReferential ? { selfReferential } : {}),
   });

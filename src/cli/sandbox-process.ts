@@ -24,6 +24,9 @@ export async function restartForSandbox(): Promise<void> {
   process.exit(child.status ?? 1);
 }
 
+/** Node actions that may run code in the sandbox besides calls. */
+const RUN_CODE = new Set(['code', 'goal_loop', 'flow']);
+
 /** Commands that run code whatever they are given. */
 const ALWAYS_RUN_CODE = new Set(['design', 'doctor', 'run']);
 
@@ -96,9 +99,8 @@ export function graphMayRunCode(graph: unknown): boolean {
   return nodes.some((node: unknown) => {
     if (node === null || typeof node !== 'object') return true;
     const { action, booleanCondition, transitions = [] } = node as Record<string, unknown>;
-    // A goal_loop node's run evaluates code (evaluate_code, sub-agents).
-    if (typeof action !== 'string' || action === 'code' || action === 'goal_loop' || isCallAction(action))
-      return true;
+    // A goal_loop node's run evaluates code (evaluate_code, sub-agents); a flow's after-query steps may.
+    if (typeof action !== 'string' || RUN_CODE.has(action) || isCallAction(action)) return true;
     if (booleanCondition !== undefined || !Array.isArray(transitions)) return true;
     return transitions.some((text: unknown) => {
       if (typeof text !== 'string') return true;

@@ -9,6 +9,7 @@ import type { Action } from '../graph/schema.js';
 import {
   goalLines,
   MAX_GOALS,
+  parseFlowCall,
   parseFunctionCall,
   type CompiledNode,
   type FunctionCall,
@@ -57,6 +58,12 @@ export const GOALS_NAMESPACE = 'goals';
  * and `simulate` when the graph's `config.memory` asks for it (src/autonomous/memory.ts).
  */
 export const MEMORY_NAMESPACE = 'memory';
+
+/**
+ * The namespace a `flow` node runs its flow through: `flows.run({ file, inputs })`, lent by `meta-agent
+ * chat`, `call` and `simulate` (src/flow/nested.ts), and to code nodes under the same name.
+ */
+export const FLOWS_NAMESPACE = 'flows';
 
 /** What running a node produced. */
 export interface ActionResult {
@@ -253,6 +260,24 @@ async function goalLoop(ctx: ActionContext): Promise<ActionResult> {
   return { output: await run({ goals, node: ctx.node.name }) };
 }
 
+/**
+ * One pass of an AgentKit flow: the instruction's first line (variables embedded) is the flow file, the
+ * others its inputs; what the pass returns (its outputs, what failed, whether it completed) is the
+ * output. The engine asks the host, as for goal_loop.
+ */
+async function flowNode(ctx: ActionContext): Promise<ActionResult> {
+  const call = parseFlowCall(instructionOf(ctx).text);
+  if ('problem' in call) throw new UserError(`node "${ctx.node.name}": ${call.problem}`);
+  const run = ctx.hostFunction(FLOWS_NAMESPACE, 'run');
+  if (!run)
+    throw new UserError(
+      'a flow node needs flows, and nothing lends them to this run',
+      2,
+      `run the graph with meta-agent chat, call or simulate, which lend them as ${FLOWS_NAMESPACE}.run`,
+    );
+  return { output: await run(call) };
+}
+
 /** One handler per action. */
 export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   chat,
@@ -282,4 +307,5 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   // A branching point only: the previous node's output passes through, so `return` after it still works.
   transition: async (ctx) => ({ output: topFrame(ctx.state).lastOutput }),
   goal_loop: goalLoop,
+  flow: flowNode,
 };

@@ -143,6 +143,30 @@ function goalsProblem(body: string): string | undefined {
   return undefined;
 }
 
+/** What a `flow` node runs: the flow file (its first line) and the inputs (`name = value`, one a line). */
+export interface FlowCall {
+  file: string;
+  inputs: Record<string, string>;
+}
+
+const INPUT_LINE = /^([A-Za-z_]\w*)\s*=\s?(.*)$/;
+
+/** Reads a `flow` node's instruction, or says what is wrong with it. */
+export function parseFlowCall(text: string): FlowCall | { problem: string } {
+  const [file = '', ...rest] = goalLines(text);
+  if (!file.toLowerCase().endsWith('.flow.json'))
+    return {
+      problem: `a flow node's first line names a flow file (NAME.flow.json), got "${file}"`,
+    };
+  const inputs: Record<string, string> = {};
+  for (const line of rest) {
+    const match = INPUT_LINE.exec(line);
+    if (!match) return { problem: `a flow node's input line must read "name = value", got "${line}"` };
+    inputs[match[1]!] = match[2]!;
+  }
+  return { file, inputs };
+}
+
 const CALL_ACTIONS = new Set(['function', 'local_function', 'global_function']);
 const CHAT_ACTIONS = new Set(['chat', 'chat_exact', 'chat_suffix']);
 
@@ -191,6 +215,11 @@ export function compileNode(spec: NodeSpec): { node: CompiledNode; problems: Par
   if (spec.action === 'goal_loop') {
     const message = goalsProblem(body);
     if (message) problems.push({ node: spec.name, field: 'instruction', message });
+  }
+  // A `$var` may hold the file or an input line; such a node is checked when it runs.
+  if (spec.action === 'flow' && !VARIABLE_TEXT.test(body)) {
+    const call = parseFlowCall(body);
+    if ('problem' in call) problems.push({ node: spec.name, field: 'instruction', message: call.problem });
   }
   for (const target of node.targets) {
     if (target.kind === 'variable' && !IDENTIFIER.test(target.variable))

@@ -2,7 +2,9 @@ import { z } from 'zod';
 
 /**
  * Every node action the interpreter runs: AutoGRAMS' actions, with its `python_function` read as `code`,
- * and ours: `goal_loop` (an autonomous goal-loop run whose goals are the instruction's lines).
+ * and ours: `goal_loop` (an autonomous goal-loop run whose goals are the instruction's lines) and
+ * `flow` (one pass of an AgentKit flow: the instruction's first line is the flow file, the others its
+ * inputs as `name = value`).
  */
 export const ACTIONS = [
   'chat',
@@ -21,6 +23,7 @@ export const ACTIONS = [
   'append_user_prompt',
   'transition',
   'goal_loop',
+  'flow',
 ] as const;
 
 export const actionSchema = z.enum(ACTIONS);
