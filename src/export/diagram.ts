@@ -1,15 +1,32 @@
 /**
- * The drawing of a graph, independent of any diagram language: which boxes exist (graph nodes plus
- * markers for `return`, `quit`, `$var` and names that lead nowhere), which arrows join them and why.
- * DOT and Mermaid render this one model, so both draw every transition kind the same way.
+ * A drawing, independent of any diagram language: which boxes exist, what each says, which arrows join
+ * them and why. DOT and Mermaid render this one model, so both draw every box and arrow kind the same
+ * way. `buildDiagram` draws a graph (its nodes plus markers for `return`, `quit`, `$var` and names that
+ * lead nowhere); flow-diagram.ts draws a flow.
  */
 import type { CompiledNode } from '../graph/parse.js';
-import type { GraphFile } from '../graph/schema.js';
+import type { Action, GraphFile } from '../graph/schema.js';
 import { startNodeOf, visitMembers, wildcardMembers } from '../graph/structure.js';
 import { compileGraph } from '../graph/view.js';
 
 /** What a box stands for: a graph node, or a marker for a transition that does not name a node. */
 export type DiagramNodeKind = 'node' | 'return' | 'quit' | 'variable' | 'visit' | 'missing';
+
+/**
+ * How a piece of a box's label looks: the name (`title`), a small grey line (`tag`), plain text, an
+ * italic question, or a condition in a warning colour. Each writer gives each look its own markup.
+ */
+export type LabelLook = 'title' | 'tag' | 'text' | 'question' | 'condition';
+
+/** One piece of a box's label: raw text, wrapped by the writer to at most `lines` lines. */
+export interface LabelPart {
+  look: LabelLook;
+  text: string;
+  lines: number;
+}
+
+/** The fill of a node's box, so kinds of step stand apart at a glance. */
+export type BoxFamily = 'chat' | 'thought' | 'code' | 'function' | 'goal' | 'prompt' | 'plain';
 
 /** One box of the drawing. */
 export interface DiagramNode {
@@ -18,18 +35,27 @@ export interface DiagramNode {
   /** Stable element id: `ag-node-<i>` for the i-th graph node in file order, `ag-mark-<j>` for markers. */
   id: string;
   kind: DiagramNodeKind;
-  /** The graph node, for kind `node`. */
+  /** The graph node, for kind `node` in a graph's drawing. */
   node?: CompiledNode;
   /** What the box says: the node name, `return x`, `quit`, `$next`, `u.n`, or the name that is missing. */
   text: string;
+  /** For kind `node`: the label, piece by piece (the text above is its key words only). */
+  label?: LabelPart[];
+  /** For kind `node`: its fill. */
+  family?: BoxFamily;
+  /** For kind `node`: entered on a condition rather than by an arrow (drawn dashed). */
+  conditional?: boolean;
   /** The category cluster the box is drawn in. */
   category?: string;
   /** True for the node a conversation starts at. */
   start: boolean;
 }
 
-/** Why an arrow exists: a transition, a function call, or a transition through a variable. */
-export type DiagramEdgeKind = 'transition' | 'call' | 'variable';
+/**
+ * Why an arrow exists: a transition, a function call, a transition through a variable, or (in a flow)
+ * a dependency, which points from the node that answers first to the node that uses its answer.
+ */
+export type DiagramEdgeKind = 'transition' | 'call' | 'variable' | 'dependency';
 
 /** One arrow, between box keys. `label` lines are raw text: the choice, a condition, `visit 2`, … */
 export interface DiagramEdge {
@@ -39,7 +65,7 @@ export interface DiagramEdge {
   label: string[];
 }
 
-/** A graph laid out as boxes and arrows, in a deterministic order (file order, then first use). */
+/** A graph or a flow as boxes and arrows, in a deterministic order (file order, then first use). */
 export interface Diagram {
   name: string;
   nodes: DiagramNode[];
@@ -80,8 +106,11 @@ class DiagramBuilder {
         kind: 'node',
         node,
         text: node.name,
+        label: graphNodeLabel(node),
+        family: FAMILY[node.action],
         start: node.name === start,
       };
+      if (node.isInterjection) box.conditional = true;
       const category = categoryOf(node);
       if (category) box.category = category;
       this.nodes.push(box);
@@ -184,6 +213,42 @@ class DiagramBuilder {
   #edge(from: string, to: string, kind: DiagramEdgeKind, label: string[]): void {
     this.edges.push({ from, to, kind, label });
   }
+}
+
+/** Fill per action family. */
+const FAMILY: Record<Action, BoxFamily> = {
+  chat: 'chat',
+  chat_exact: 'chat',
+  chat_suffix: 'chat',
+  thought: 'thought',
+  thought_exact: 'thought',
+  thought_qa: 'thought',
+  code: 'code',
+  function: 'function',
+  local_function: 'function',
+  global_function: 'function',
+  set_prompt: 'prompt',
+  append_prompt: 'prompt',
+  set_user_prompt: 'prompt',
+  append_user_prompt: 'prompt',
+  transition: 'plain',
+  // Both run something of their own (a goal loop, a flow's pass) before the graph goes on.
+  goal_loop: 'goal',
+  flow: 'goal',
+};
+
+/** A graph node's box: name, action, an excerpt of its instruction, its question, an interjection's condition. */
+function graphNodeLabel(node: CompiledNode): LabelPart[] {
+  const parts: LabelPart[] = [
+    { look: 'title', text: node.name, lines: 2 },
+    { look: 'tag', text: node.action, lines: 1 },
+  ];
+  if (node.instruction.trim()) parts.push({ look: 'text', text: node.instruction, lines: 4 });
+  if (node.transitionQuestion?.trim())
+    parts.push({ look: 'question', text: `? ${node.transitionQuestion}`, lines: 2 });
+  if (node.isInterjection)
+    parts.push({ look: 'condition', text: `when: ${node.conditionInterjection}`, lines: 2 });
+  return parts;
 }
 
 function categoryOf(node: CompiledNode): string | undefined {

@@ -1,36 +1,42 @@
 /**
- * Graph -> Graphviz DOT. Labels are HTML-like (`<…>`), so one escaping rule (XML entities) covers every
- * text we print, and names can be bold and details small. Output order is deterministic: clusters in
- * order of first category, nodes in file order, markers after them, edges in file and transition order.
+ * A drawing (a graph's or a flow's) -> Graphviz DOT. Labels are HTML-like (`<…>`), so one escaping rule
+ * (XML entities) covers every text we print, and names can be bold and details small. Output order is
+ * deterministic: clusters in order of first category, nodes in file order, markers after them, edges in
+ * file and transition order.
  * A large drawing carries the attributes that keep its layout fast (layout.ts).
  */
-import type { Action, GraphFile } from '../graph/schema.js';
-import { buildDiagram, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
+import type { GraphFile } from '../graph/schema.js';
+import { buildDiagram, type BoxFamily, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
 import { layoutAttributes, layoutFor, sizeOf } from './layout.js';
-import { wrapText } from './text.js';
+import { labelText, wrapText, type LabelMarkup } from './text.js';
 
 const FONT = 'Helvetica';
 const TEXT_WIDTH = 36;
 const EDGE_LABEL_WIDTH = 24;
 
-/** Fill colour per action family, so the kinds of step stand apart at a glance. */
-const FILL: Record<Action, string> = {
+/** Fill colour per box family, so the kinds of step stand apart at a glance. */
+const FILL: Record<BoxFamily, string> = {
   chat: '#e3f0ff',
-  chat_exact: '#e3f0ff',
-  chat_suffix: '#e3f0ff',
   thought: '#fff6dc',
-  thought_exact: '#fff6dc',
-  thought_qa: '#fff6dc',
   code: '#e8f5e9',
   function: '#f1e8ff',
-  local_function: '#f1e8ff',
-  global_function: '#f1e8ff',
-  set_prompt: '#f0f0f0',
-  append_prompt: '#f0f0f0',
-  set_user_prompt: '#f0f0f0',
-  append_user_prompt: '#f0f0f0',
-  transition: '#ffffff',
-  goal_loop: '#ffe8d6',
+  goal: '#ffe8d6',
+  prompt: '#f0f0f0',
+  plain: '#ffffff',
+};
+
+/** How a box's label is written: HTML-like, with XML entities. */
+const LABEL: LabelMarkup = {
+  looks: {
+    title: ['<B>', '</B>'],
+    tag: ['<FONT POINT-SIZE="9" COLOR="#52606d">', '</FONT>'],
+    text: ['', ''],
+    question: ['<I>', '</I>'],
+    condition: ['<FONT COLOR="#b44d12">', '</FONT>'],
+  },
+  escape: html,
+  br: '<BR/>',
+  width: TEXT_WIDTH,
 };
 
 /** Renders a graph file as a DOT `digraph`. */
@@ -77,7 +83,7 @@ function nodeLine(box: DiagramNode): string {
 function boxAttributes(box: DiagramNode): string[] {
   switch (box.kind) {
     case 'node':
-      return graphNodeAttributes(box);
+      return labelledAttributes(box);
     case 'return':
       return ['shape=cds', 'fillcolor="#eef2f7"', 'fontsize=9', 'height=0.3', `label=<${html(box.text)}>`];
     case 'quit':
@@ -102,22 +108,11 @@ function boxAttributes(box: DiagramNode): string[] {
   }
 }
 
-function graphNodeAttributes(box: DiagramNode): string[] {
-  const node = box.node!;
-  const parts = [
-    `<B>${lines(wrapText(node.name, TEXT_WIDTH, 2))}</B>`,
-    `<FONT POINT-SIZE="9" COLOR="#52606d">${html(node.action)}</FONT>`,
-  ];
-  if (node.instruction.trim()) parts.push(lines(wrapText(node.instruction, TEXT_WIDTH, 4)));
-  if (node.transitionQuestion?.trim())
-    parts.push(`<I>${lines(wrapText(`? ${node.transitionQuestion}`, TEXT_WIDTH, 2))}</I>`);
-  if (node.isInterjection)
-    parts.push(
-      `<FONT COLOR="#b44d12">${lines(wrapText(`when: ${node.conditionInterjection}`, TEXT_WIDTH, 2))}</FONT>`,
-    );
-  const attrs = [`label=<${parts.join('<BR/>')}>`, `fillcolor="${FILL[node.action]}"`];
+function labelledAttributes(box: DiagramNode): string[] {
+  const label = labelText(box.label ?? [], LABEL);
+  const attrs = [`label=<${label}>`, `fillcolor="${FILL[box.family ?? 'plain']}"`];
   // Interjections are reached from anywhere when their condition holds, not by arrows: a dashed border says so.
-  if (node.isInterjection) attrs.push('style="rounded,filled,dashed"', 'color="#b44d12"');
+  if (box.conditional) attrs.push('style="rounded,filled,dashed"', 'color="#b44d12"');
   if (box.start) attrs.push('penwidth=2.5');
   return attrs;
 }

@@ -7,6 +7,9 @@
 export const EXPORT_FORMATS = ['dot', 'svg', 'json', 'csv', 'mermaid', 'html'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/** The formats a flow file exports to: all but CSV, which holds AutoGRAMS graphs. */
+export const FLOW_EXPORT_FORMATS: readonly ExportFormat[] = ['dot', 'svg', 'json', 'mermaid', 'html'];
+
 const EXTENSIONS: Record<string, ExportFormat> = {
   '.dot': 'dot',
   '.gv': 'dot',

@@ -1,7 +1,8 @@
 /**
  * The script of the interactive HTML export, inlined as text (the page must work offline, from a file).
- * It reads the node data from the page's JSON block and builds every panel entry with DOM calls and
- * textContent, never innerHTML, so node texts cannot inject markup.
+ * It reads the node data from the page's JSON block (html.ts's `ViewerNode`: badges and fields, the same
+ * for graphs and flows) and builds every panel entry with DOM calls and textContent, never innerHTML,
+ * so node texts cannot inject markup.
  */
 export const VIEWER_SCRIPT = String.raw`
 (function () {
@@ -48,26 +49,23 @@ export const VIEWER_SCRIPT = String.raw`
     list.appendChild(dd);
   }
 
-  function transitionTable(node) {
-    if (node.transitions.length === 0) return undefined;
-    var hasChoices = node.transitionChoices.some(Boolean);
-    var hasUser = node.userInstructions.some(Boolean);
-    var table = el('table');
+  function table(spec) {
+    if (spec.rows.length === 0) return undefined;
+    var element = el('table');
     var head = el('tr');
-    head.appendChild(el('th', '', 'To'));
-    if (hasChoices) head.appendChild(el('th', '', 'Choice'));
-    if (hasUser) head.appendChild(el('th', '', 'User instruction'));
-    table.appendChild(head);
-    node.transitions.forEach(function (target, i) {
+    spec.head.forEach(function (title) { head.appendChild(el('th', '', title)); });
+    element.appendChild(head);
+    spec.rows.forEach(function (cells) {
       var row = el('tr');
-      var cell = el('td');
-      cell.appendChild(nodeRef(target));
-      row.appendChild(cell);
-      if (hasChoices) row.appendChild(el('td', '', node.transitionChoices[i] || ''));
-      if (hasUser) row.appendChild(el('td', '', node.userInstructions[i] || ''));
-      table.appendChild(row);
+      cells.forEach(function (cell) {
+        var td = el('td');
+        if (typeof cell === 'string') td.textContent = cell;
+        else td.appendChild(nodeRef(cell.ref));
+        row.appendChild(td);
+      });
+      element.appendChild(row);
     });
-    return table;
+    return element;
   }
 
   function refList(refs) {
@@ -82,27 +80,23 @@ export const VIEWER_SCRIPT = String.raw`
     return list;
   }
 
+  function content(field) {
+    if (typeof field.text === 'string') return field.text;
+    if (field.refs) return refList(field.refs);
+    if (field.table) return table(field.table);
+    return undefined;
+  }
+
   function render(node) {
     details.replaceChildren();
     details.appendChild(el('h2', '', node.name));
     var badges = el('div', 'badges');
-    badges.appendChild(el('span', 'badge', node.action));
-    if (node.category) badges.appendChild(el('span', 'badge category', node.category));
-    if (node.start) badges.appendChild(el('span', 'badge start', 'start'));
-    if (node.conditionInterjection) badges.appendChild(el('span', 'badge interjection', 'interjection'));
+    node.badges.forEach(function (badge) {
+      badges.appendChild(el('span', badge.kind ? 'badge ' + badge.kind : 'badge', badge.text));
+    });
     details.appendChild(badges);
     var list = el('dl');
-    addField(list, 'Instruction', node.instruction);
-    addField(list, 'Transition question', node.transitionQuestion);
-    addField(list, 'Transitions', transitionTable(node));
-    addField(list, 'Boolean condition', node.booleanCondition);
-    addField(list, 'Condition interjection', node.conditionInterjection);
-    if (node.calls) addField(list, 'Calls', nodeRef(node.calls));
-    addField(list, 'Reached from', refList(node.from));
-    addField(list, 'Notes', node.notes);
-    addField(list, 'Reply start', node.replyStart);
-    addField(list, 'Instruction template', node.instructionTemplate);
-    if (node.transitionContext !== undefined) addField(list, 'Transition context', String(node.transitionContext));
+    node.fields.forEach(function (field) { addField(list, field.label, content(field)); });
     details.appendChild(list);
   }
 
@@ -135,11 +129,21 @@ export const VIEWER_SCRIPT = String.raw`
     });
   });
 
+  function cellText(cell) {
+    return typeof cell === 'string' ? cell : cell.ref;
+  }
+
   function haystack(node) {
-    return [node.name, node.instruction, node.transitionQuestion || '', node.notes || '']
-      .concat(node.transitions, node.transitionChoices)
-      .join('\n')
-      .toLowerCase();
+    if (node.haystack === undefined) {
+      var texts = [node.name];
+      node.fields.forEach(function (field) {
+        if (!field.searched) return;
+        if (typeof field.text === 'string') texts.push(field.text);
+        if (field.table) field.table.rows.forEach(function (cells) { texts = texts.concat(cells.map(cellText)); });
+      });
+      node.haystack = texts.join('\n').toLowerCase();
+    }
+    return node.haystack;
   }
 
   function applyFilter() {

@@ -1,7 +1,11 @@
-/** Graph -> the native `.autogram.json` file, pretty-printed. */
+/** Graph or flow -> its native JSON file, pretty-printed. */
+import type { FlowFile } from '../flow/schema.js';
 import type { GraphFile } from '../graph/schema.js';
 
-/** The graph file as indented JSON with a final newline, ready to save as `NAME.autogram.json`. */
-export function toJson(file: GraphFile): string {
+/**
+ * The file as indented JSON with a final newline, ready to save as `NAME.autogram.json` (a graph) or
+ * `NAME.flow.json` (a flow).
+ */
+export function toJson(file: GraphFile | FlowFile): string {
   return `${JSON.stringify(file, null, 2)}\n`;
 }

@@ -1,28 +1,38 @@
 /**
- * Graph -> Mermaid `flowchart TD`. Node names carry dots, parentheses and other characters Mermaid reads
+ * A drawing (a graph's or a flow's) -> Mermaid `flowchart TD`. Node names carry dots, parentheses and other characters Mermaid reads
  * as syntax, so every box gets a sanitised id (`n_` for graph nodes, `m_` for markers: no id can then be
  * a Mermaid keyword such as `end`), and every label is quoted with Mermaid's `#…;` entity escapes.
  */
 import type { GraphFile } from '../graph/schema.js';
-import { buildDiagram, type DiagramEdge, type DiagramNode } from './diagram.js';
-import { wrapText } from './text.js';
+import { buildDiagram, type BoxFamily, type Diagram, type DiagramEdge, type DiagramNode } from './diagram.js';
+import { labelText, wrapText, type LabelMarkup } from './text.js';
 
 const TEXT_WIDTH = 36;
 const EDGE_LABEL_WIDTH = 24;
 
-/** Class per action family, so the kinds of step stand apart as in the DOT export. */
-const CLASS_OF_ACTION: Record<string, string> = {
+/** Class per box family, so the kinds of step stand apart as in the DOT export. */
+const CLASS_OF_FAMILY: Record<BoxFamily, string> = {
   chat: 'chat',
-  chat_exact: 'chat',
-  chat_suffix: 'chat',
   thought: 'thought',
-  thought_exact: 'thought',
-  thought_qa: 'thought',
   code: 'code',
   function: 'fn',
-  local_function: 'fn',
-  global_function: 'fn',
-  goal_loop: 'goal',
+  goal: 'goal',
+  prompt: 'other',
+  plain: 'other',
+};
+
+/** How a box's label is written, with Mermaid's entity escapes; a condition stands out by the box's shape. */
+const LABEL: LabelMarkup = {
+  looks: {
+    title: ['<b>', '</b>'],
+    tag: ['<i>', '</i>'],
+    text: ['', ''],
+    question: ['<i>', '</i>'],
+    condition: ['', ''],
+  },
+  escape,
+  br: '<br/>',
+  width: TEXT_WIDTH,
 };
 
 /** Style per class; only the classes a chart uses are declared in it. */
@@ -41,7 +51,11 @@ const CLASS_STYLES: Record<string, string> = {
 
 /** Renders a graph file as a Mermaid flowchart. */
 export function toMermaid(file: GraphFile): string {
-  const diagram = buildDiagram(file);
+  return diagramToMermaid(buildDiagram(file));
+}
+
+/** Renders an already built drawing as a Mermaid flowchart. */
+export function diagramToMermaid(diagram: Diagram): string {
   const ids = mermaidIds(diagram.nodes);
   const out = ['flowchart TD'];
   diagram.categories.forEach((category, i) => {
@@ -61,16 +75,9 @@ export function toMermaid(file: GraphFile): string {
 function nodeLine(box: DiagramNode, id: string): string {
   switch (box.kind) {
     case 'node': {
-      const node = box.node!;
-      const parts = [`<b>${lines(wrapText(node.name, TEXT_WIDTH, 2))}</b>`, `<i>${escape(node.action)}</i>`];
-      if (node.instruction.trim()) parts.push(lines(wrapText(node.instruction, TEXT_WIDTH, 4)));
-      if (node.transitionQuestion?.trim())
-        parts.push(`<i>${lines(wrapText(`? ${node.transitionQuestion}`, TEXT_WIDTH, 2))}</i>`);
-      if (node.isInterjection)
-        parts.push(lines(wrapText(`when: ${node.conditionInterjection}`, TEXT_WIDTH, 2)));
-      const text = parts.join('<br/>');
+      const text = labelText(box.label ?? [], LABEL);
       // Interjections get a hexagon: they are entered on a condition, not by an arrow.
-      return node.isInterjection ? `${id}{{"${text}"}}` : `${id}("${text}")`;
+      return box.conditional ? `${id}{{"${text}"}}` : `${id}("${text}")`;
     }
     case 'return':
       return `${id}(["${escape(box.text)}"])`;
@@ -87,7 +94,7 @@ function nodeLine(box: DiagramNode, id: string): string {
 
 function edgeLine(edge: DiagramEdge, ids: Map<string, string>): string {
   // Calls and `$var` jumps are not ordinary transitions: drawn dashed, as in the DOT export.
-  const arrow = edge.kind === 'transition' ? '-->' : '-.->';
+  const arrow = edge.kind === 'call' || edge.kind === 'variable' ? '-.->' : '-->';
   const from = ids.get(edge.from)!;
   const to = ids.get(edge.to)!;
   if (edge.label.length === 0) return `${from} ${arrow} ${to}`;
@@ -117,8 +124,8 @@ function classMembers(nodes: readonly DiagramNode[], ids: Map<string, string>): 
   };
   for (const box of nodes) {
     if (box.kind === 'node') {
-      add(CLASS_OF_ACTION[box.node!.action] ?? 'other', box);
-      if (box.node!.isInterjection) add('interjection', box);
+      add(CLASS_OF_FAMILY[box.family ?? 'plain'], box);
+      if (box.conditional) add('interjection', box);
       if (box.start) add('start', box);
     } else add(box.kind === 'missing' ? 'missing' : 'marker', box);
   }

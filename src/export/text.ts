@@ -1,4 +1,27 @@
 /** Text shaping shared by the exporters: diagrams need short, wrapped excerpts of long node fields. */
+import type { LabelLook, LabelPart } from './diagram.js';
+
+/** How a diagram language writes a box's label. */
+export interface LabelMarkup {
+  /** The tags around each look, opening and closing. */
+  looks: Record<LabelLook, readonly [string, string]>;
+  /** Escapes one line of raw text. */
+  escape: (text: string) => string;
+  /** The line break. */
+  br: string;
+  /** The longest line, in characters. */
+  width: number;
+}
+
+/** A box's label in a diagram language: each piece wrapped, escaped and tagged, pieces on lines of their own. */
+export function labelText(parts: readonly LabelPart[], markup: LabelMarkup): string {
+  return parts
+    .map(({ look, text, lines }) => {
+      const [open, close] = markup.looks[look];
+      return `${open}${wrapText(text, markup.width, lines).map(markup.escape).join(markup.br)}${close}`;
+    })
+    .join(markup.br);
+}
 
 /** Whitespace (newlines included) collapsed to single spaces, trimmed. */
 function collapseWhitespace(text: string): string {

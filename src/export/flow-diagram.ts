@@ -1,0 +1,60 @@
+/**
+ * The drawing of a flow (`NAME.flow.json`): a box per node, with its name, what checks its answer and an
+ * excerpt of its prompt, and an arrow from each dependency to the node that uses its answer. A
+ * dependency on a name no node has is drawn as a dashed box, as a graph's transition to one is; a flow
+ * with lint errors is drawn as it is.
+ */
+import type { FlowFile, FlowNode } from '../flow/schema.js';
+import type { Diagram, DiagramEdge, DiagramNode, LabelPart } from './diagram.js';
+
+/** Builds the drawing of a flow file: its nodes in file order, missing dependencies after them. */
+export function buildFlowDiagram(flow: FlowFile): Diagram {
+  const names = new Set(flow.nodes.map((node) => node.name));
+  const nodes: DiagramNode[] = flow.nodes.map((node, i) => ({
+    key: node.name,
+    id: `ag-node-${i}`,
+    kind: 'node',
+    text: node.name,
+    label: flowNodeLabel(node),
+    // A node whose answer an after-query step checks stands apart, as code does in a graph.
+    family: node.afterQuery ? 'code' : 'thought',
+    start: false,
+  }));
+  const missing = new Set<string>();
+  const edges: DiagramEdge[] = [];
+  for (const node of flow.nodes)
+    for (const dependency of node.dependencies) {
+      if (!names.has(dependency) && !missing.has(dependency)) {
+        nodes.push({
+          key: dependency,
+          id: `ag-mark-${missing.size}`,
+          kind: 'missing',
+          text: dependency,
+          start: false,
+        });
+        missing.add(dependency);
+      }
+      edges.push({ from: dependency, to: node.name, kind: 'dependency', label: [] });
+    }
+  return { name: flow.name, nodes, edges, categories: [] };
+}
+
+/** `after-query: schema + code · fallback`, or undefined for a node with neither. */
+export function flowNodeSteps(node: FlowNode): string | undefined {
+  const checks = [node.afterQuery?.schema && 'schema', node.afterQuery?.code !== undefined && 'code'];
+  const steps = [
+    node.afterQuery && `after-query: ${checks.filter(Boolean).join(' + ')}`,
+    node.fallback !== undefined && 'fallback',
+  ].filter(Boolean);
+  return steps.length > 0 ? steps.join(' · ') : undefined;
+}
+
+function flowNodeLabel(node: FlowNode): LabelPart[] {
+  const parts: LabelPart[] = [{ look: 'title', text: node.name, lines: 2 }];
+  const steps = flowNodeSteps(node);
+  if (steps) parts.push({ look: 'tag', text: steps, lines: 2 });
+  // A node may ask everything through its compose template and leave its prompt empty.
+  const text = node.prompt.trim() ? node.prompt : (node.compose ?? '');
+  if (text.trim()) parts.push({ look: 'text', text, lines: 4 });
+  return parts;
+}
