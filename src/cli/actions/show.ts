@@ -1,4 +1,9 @@
 /** What `meta-agent show` does (declared in ../commands/show.ts). */
+import { baseStructure } from '../../flow/changes.js';
+import { depthOf } from '../../flow/dag.js';
+import { lintFlow } from '../../flow/lint.js';
+import { isFlowPath, loadFlowFile } from '../../flow/load.js';
+import type { FlowFile, FlowNode } from '../../flow/schema.js';
 import type { CompiledNode, TransitionTarget } from '../../graph/parse.js';
 import type { GraphFile } from '../../graph/schema.js';
 import { startNodeOf, visitMembers, wildcardMembers } from '../../graph/structure.js';
@@ -8,8 +13,13 @@ import { writeOut } from '../terminal.js';
 
 const EXCERPT = 76;
 
-/** Prints the summary of the graph file at `path`, even one with lint errors. */
+/** Prints the summary of the graph or flow file at `path`, even one with lint errors. */
 export async function runShow(path: string): Promise<void> {
+  if (isFlowPath(path)) {
+    const flow = await loadFlowFile(path);
+    writeOut(describeFlow(flow, path, countFindings(lintFlow(flow))));
+    return;
+  }
   const { file, findings, warnings } = await openGraph(path, { allowErrors: true });
   writeOut(describeGraph(file, path, countFindings(findings, warnings.length)));
 }
@@ -56,6 +66,35 @@ function describeTarget(text: string, target: TransitionTarget, has: (name: stri
   if (group) return `${text} (${group.length > 0 ? group.join(', ') : 'no members'})`;
   if (target.kind === 'node' && !has(target.name)) return `${text} (missing)`;
   return text;
+}
+
+/** A flow's summary: its size and inputs, then each node with what it waits for and what checks its answer. */
+function describeFlow(flow: FlowFile, path: string, findings: string): string {
+  const names = new Set(flow.nodes.map((node) => node.name));
+  const inputs = Object.keys(flow.inputs).join(', ') || 'none';
+  const depth = depthOf(baseStructure(flow));
+  const lines = [`${flow.name} (${path})`];
+  if (flow.description) lines.push(`  ${excerpt(flow.description)}`);
+  lines.push(
+    `${flow.nodes.length} nodes, depth ${depth} (longest dependency chain), inputs: ${inputs}; ${findings}`,
+    '',
+  );
+  for (const node of flow.nodes) lines.push(...describeFlowNode(node, (name) => names.has(name)));
+  return `${lines.join('\n')}\n`;
+}
+
+function describeFlowNode(node: FlowNode, has: (name: string) => boolean): string[] {
+  const after = node.dependencies.map((dep) => (has(dep) ? dep : `${dep} (missing)`));
+  const steps = [
+    node.afterQuery?.schema && '[schema]',
+    node.afterQuery?.code !== undefined && '[code]',
+    node.fallback !== undefined && '[fallback]',
+  ].filter(Boolean);
+  const head = [node.name, after.length > 0 && `[after: ${after.join(', ')}]`, steps.join(' ')];
+  const lines = [head.filter(Boolean).join('  ')];
+  if (node.prompt.trim()) lines.push(`    ${excerpt(node.prompt)}`);
+  if (node.compose?.trim()) lines.push(`    compose: ${excerpt(node.compose)}`);
+  return lines;
 }
 
 function excerpt(text: string): string {

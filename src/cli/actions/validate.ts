@@ -1,5 +1,7 @@
 /** What `meta-agent validate` does (declared in ../commands/validate.ts). */
 import { InvalidFileError, isUserError, type UserError } from '../../errors.js';
+import { lintFlow } from '../../flow/lint.js';
+import { isFlowPath, loadFlowFile } from '../../flow/load.js';
 import type { Finding } from '../../graph/lint.js';
 import type { ValidateOptions } from '../commands/validate.js';
 import { countFindings, formatFinding, openGraph } from '../load-graph.js';
@@ -11,13 +13,13 @@ interface FileReport {
   nodes?: number;
   findings: Finding[];
   warnings: string[];
-  /** Why the file could not be loaded as a graph at all (then there are no findings). */
+  /** Why the file could not be loaded as a graph or flow at all (then there are no findings). */
   failed?: { message: string; exitCode: UserError['exitCode'] };
 }
 
 /**
- * Lints every file in `paths` and prints the findings; the exit code is 1 when a file is not a graph or
- * the graph has errors, 2 when a file cannot be read at all.
+ * Lints every file in `paths` (graphs, and flows: `.flow.json` files) and prints the findings; the exit
+ * code is 1 when a file is not a valid graph or flow or has errors, 2 when a file cannot be read at all.
  */
 export async function runValidate(paths: string[], options: ValidateOptions): Promise<void> {
   const reports: FileReport[] = [];
@@ -36,6 +38,10 @@ export async function runValidate(paths: string[], options: ValidateOptions): Pr
 async function check(path: string): Promise<FileReport> {
   const warnings: string[] = [];
   try {
+    if (isFlowPath(path)) {
+      const flow = await loadFlowFile(path);
+      return { file: path, nodes: flow.nodes.length, findings: lintFlow(flow), warnings };
+    }
     const { file, findings } = await openGraph(path, { allowErrors: true, warn: (w) => warnings.push(w) });
     return { file: path, nodes: file.nodes.length, findings, warnings };
   } catch (error) {
@@ -56,8 +62,12 @@ function printReport(report: FileReport): void {
     return;
   }
   for (const warning of report.warnings) out(`warning  ${warning}`);
+  // A finding about the whole file names it `(graph)`, or `(flow)` in a flow.
+  const flow = isFlowPath(report.file);
   for (const finding of report.findings) {
-    out(`${finding.severity.padEnd(9)}${formatFinding(finding)}`);
+    out(
+      `${finding.severity.padEnd(9)}${formatFinding(flow ? { ...finding, node: finding.node ?? '(flow)' } : finding)}`,
+    );
     if (finding.hint) out(`         hint: ${finding.hint}`);
   }
   const nodes = report.nodes === undefined ? '' : `${report.nodes} nodes, `;

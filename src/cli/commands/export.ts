@@ -1,6 +1,6 @@
-/** `meta-agent export GRAPH`: a graph file as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page. */
+/** `meta-agent export FILE`: a graph or flow as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page. */
 import type { Command } from 'commander';
-import { EXPORT_FORMATS } from '../../export/format-names.js';
+import { EXPORT_FORMATS, FLOW_EXPORT_FORMATS } from '../../export/format-names.js';
 
 const EXAMPLES = `
 Examples:
@@ -10,10 +10,12 @@ Examples:
   $ meta-agent export tutor.autogram.json -f mermaid           Mermaid flowchart for a README
   $ meta-agent export tutor.autogram.json -f csv -o tutor.csv  AutoGRAMS spreadsheet out
   $ meta-agent export tutor.autogram.json -f svg -o - | less   "-o -" is stdout
+  $ meta-agent export research.flow.json -o research.html      a flow: its nodes and dependencies
 
-Formats: ${EXPORT_FORMATS.join(', ')}. Without --format, the extension of -o decides
-(.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with neither, DOT. An existing file keeps its
-permissions; a FIFO or a device (-o /dev/stdout) is written through, never replaced.`;
+Formats: ${EXPORT_FORMATS.join(', ')}. A flow (NAME.flow.json): ${FLOW_EXPORT_FORMATS.join(', ')}.
+Without --format, the extension of -o decides (.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with
+neither, DOT. An existing file keeps its permissions; a FIFO or a device (-o /dev/stdout) is written
+through, never replaced.`;
 
 /** `export`'s options as commander parses them. */
 export interface ExportOptions {
@@ -25,13 +27,13 @@ export interface ExportOptions {
 export function register(program: Command): void {
   program
     .command('export')
-    .description('write a graph as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page')
-    .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
+    .description('write a graph or flow as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page')
+    .argument('<graph>', 'graph file (NAME.autogram.json, AutoGRAMS .csv) or flow file (NAME.flow.json)')
     .option('-f, --format <format>', `output format: ${EXPORT_FORMATS.join('|')}`)
     .option('-o, --output <file>', 'write to FILE instead of stdout ("-" is stdout)')
     .addHelpText('after', EXAMPLES)
-    .action(async (graph: string, options: ExportOptions) => {
+    .action(async (path: string, options: ExportOptions) => {
       const { runExport } = await import('../actions/export.js');
-      await runExport(graph, options);
+      await runExport(path, options);
     });
 }
