@@ -44,10 +44,12 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         flow: flow.name,
         model: model.modelName,
         scripted: model.scripted,
+        attempts: flow.config.attempts,
+        state,
         ...(options.state !== undefined && { savedTo: shown(options.state) }),
       })
     : undefined;
-  const ctrlC = onCtrlC();
+  const stop = onCtrlC();
   let report: PassReport;
   try {
     report = await runFlowPass(
@@ -58,14 +60,13 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         events: bus,
         ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
         ...(options.state !== undefined && { save: (current) => saveFlowRun(options.state!, current) }),
-        signal: ctrlC.signal,
+        signal: stop,
       },
       options.input,
     );
   } finally {
-    ui?.finish();
+    await ui?.finish();
     ui?.unmount();
-    ctrlC.dispose();
     stopPrinting?.();
     stopTrace?.();
   }
@@ -99,14 +100,17 @@ async function openFlow(path: string): Promise<FlowFile> {
   return flow;
 }
 
-/** Ctrl+C stops the pass (saved at its last step); a second press exits at once. */
-function onCtrlC(): { signal: AbortSignal; dispose: () => void } {
+/**
+ * Ctrl+C stops the pass (saved at its last step); a second press exits at once. The handler stays until
+ * the process ends: the view's exit hooks may raise SIGINT again while it unmounts, and that must not
+ * turn an orderly stop (exit 130) into a death by signal.
+ */
+function onCtrlC(): AbortSignal {
   const controller = new AbortController();
-  const handler = () => {
+  process.on('SIGINT', () => {
     if (controller.signal.aborted) process.exit(130);
     controller.abort();
     setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
-  };
-  process.on('SIGINT', handler);
-  return { signal: controller.signal, dispose: () => process.off('SIGINT', handler) };
+  });
+  return controller.signal;
 }

@@ -37,8 +37,12 @@ export interface FlowUIOptions extends TerminalStreams {
 
 /** The mounted flow view. */
 export interface FlowUI {
-  /** The pass is over (ended, stopped or failed): what is pending is drawn, and the clock stops. */
-  finish(): void;
+  /**
+   * The pass is over (ended, stopped or failed): what is pending is drawn, and the clock stops. Resolves
+   * once React has taken the last state, so an unmount right after keeps it on screen (a pass can end
+   * inside one throttle window).
+   */
+  finish(): Promise<void>;
   /** Takes the view off the terminal (its last frame stays) and stops listening to the bus. */
   unmount(): void;
   /** Resolves once the view has unmounted. */
@@ -77,7 +81,10 @@ export function renderFlowUI(options: FlowUIOptions): FlowUI {
   );
   let mounted = true;
   return {
-    finish: () => store.close(),
+    finish: async () => {
+      store.close();
+      await new Promise((resolve) => setImmediate(resolve));
+    },
     unmount() {
       if (!mounted) return;
       mounted = false;
