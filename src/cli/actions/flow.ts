@@ -102,8 +102,7 @@ async function openFlow(path: string): Promise<FlowFile> {
 
 /**
  * Ctrl+C stops the pass (saved at its last step); a second press exits at once. The handler stays until
- * the process ends: the view's exit hooks may raise SIGINT again while it unmounts, and that must not
- * turn an orderly stop (exit 130) into a death by signal.
+ * the process ends, so a press while the view unmounts still exits 130.
  */
 function onCtrlC(): AbortSignal {
   const controller = new AbortController();
