@@ -58,6 +58,29 @@ describe('meta-agent flow run', () => {
     expect(result.stderr).toMatch(/pass 1 done: 8\/8 answered/);
   });
 
+  it('gives the same answers and report one node at a time as all at once, with the scripted provider', async () => {
+    const run = (concurrency: string) =>
+      runCli([
+        'flow',
+        'run',
+        'examples/plan-task.flow.json',
+        '--provider',
+        'scripted',
+        '--script',
+        'examples/plan-task.script.json',
+        '--concurrency',
+        concurrency,
+        '--json',
+      ]);
+    const reportOf = (stdout: string) => {
+      const { ms: _ms, ...report } = JSON.parse(stdout.trim().split('\n').at(-1)!);
+      return report;
+    };
+    const [sequential, concurrent] = [await run('1'), await run('8')];
+    expect(reportOf(sequential.stdout)).toEqual(reportOf(concurrent.stdout));
+    expect(reportOf(sequential.stdout)).toMatchObject({ complete: true, sinks: ['plan'] });
+  });
+
   it('asks a real OpenAI-compatible server for every node, the independent ones at once', async () => {
     server = await startOpenAIServer({
       latencyMs: 150,
