@@ -44,13 +44,21 @@ const nodeResultSchema = z.strictObject({
 });
 export type NodeResult = z.infer<typeof nodeResultSchema>;
 
+/** A result with an output must carry it and the prompt it answered: dependents' prompts show both. */
+const checkedResultSchema = nodeResultSchema.refine(
+  (result) =>
+    (result.status !== 'done' && result.status !== 'reused') ||
+    (result.output !== undefined && result.prompt !== undefined),
+  { message: 'a done or reused node needs its output and prompt' },
+);
+
 const passSchema = z.strictObject({
   pass: z.number().int().positive(),
   /** The `--input` values the pass began with (they are in the database too). */
   inputs: z.record(z.string(), z.string()),
   /** Steps committed so far. */
   steps: z.number().int().nonnegative(),
-  results: z.record(z.string(), nodeResultSchema),
+  results: z.record(z.string(), checkedResultSchema),
   changes: z.array(changeSchema),
   startedAt: z.string(),
 });

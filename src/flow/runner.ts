@@ -9,7 +9,7 @@
  * A stop (Ctrl+C, a crash) loses at most the step in progress: its nodes are asked again on resume.
  */
 import { z } from 'zod';
-import { UserError } from '../errors.js';
+import { InvalidFileError, UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
@@ -18,6 +18,7 @@ import { Sandbox } from '../sandbox/index.js';
 import { parseAnswer, runAfterQueryCode, type Accepted } from './after-query.js';
 import {
   applyChange,
+  baseStructure,
   describeChange,
   refusal,
   structureAfter,
@@ -206,6 +207,18 @@ class PassRunner {
         2,
         'restore the flow as it was to finish that pass, or start a new run without its state file',
       );
+    // The run file may have been edited by hand or by someone else: its changes are checked again.
+    let structure = baseStructure(this.#flow);
+    const limits = { frozen: () => false, reusable: (node: string) => Object.hasOwn(this.#state.last, node) };
+    for (const change of pass.changes) {
+      const reason = refusal(structure, change, limits);
+      if (reason !== undefined)
+        throw new InvalidFileError(
+          `the saved pass ${pass.pass} of "${this.#flow.name}" holds a change that cannot be made: ${describeChange(change)}: ${reason}`,
+          'start a new run without that state file',
+        );
+      structure = applyChange(structure, change);
+    }
     const differs = Object.entries(inputs).some(([name, value]) => pass.inputs[name] !== value);
     if (differs)
       throw new UserError(

@@ -316,6 +316,27 @@ describe('a flow pass', () => {
     expect(report.results.planner!.status).toBe('done');
   });
 
+  it('refuses a saved pass whose changes cannot be made, as a hand-edited run file may hold', async () => {
+    const flow = flowOf([
+      { name: 'a', prompt: 'a' },
+      { name: 'b', prompt: 'b', dependencies: ['a'] },
+    ]);
+    const state = newFlowRunState(flow);
+    state.current = {
+      pass: 1,
+      inputs: {},
+      steps: 0,
+      results: {},
+      changes: [{ op: 'skip', node: 'b' }],
+      startedAt: new Date().toISOString(),
+    };
+    await expect(pass(flow, { state })).rejects.toThrow(
+      'holds a change that cannot be made: skip b: "b" has no output from an earlier pass to reuse',
+    );
+    state.current.changes = [{ op: 'add-edge', from: 'b', to: 'a' }];
+    await expect(pass(flow, { state })).rejects.toThrow('it would close a cycle: a → b → a');
+  });
+
   it('goes on from the last saved step after a stop, without asking the finished nodes again', async () => {
     const chain = flowOf([
       { name: 'one', prompt: '1' },

@@ -3,7 +3,8 @@
  * cut, repeated; values swapped for other types, huge or prototype-named ones) go through everything a
  * shared file meets: loading, lint, every text export, a short scripted conversation, and the state
  * reader; mutants of a goal-loop run file go through `run --resume`'s reader and the prompt built from
- * what it read. Each must work or fail with a UserError, the kind the CLI prints as one line; anything else
+ * what it read; mutants of a flow file and of a flow's saved pass are loaded, linted, exported and run.
+ * Each must work or fail with a UserError, the kind the CLI prints as one line; anything else
  * would reach the user as "this looks like a bug". A sample also goes through the real CLI.
  */
 import { readFileSync } from 'node:fs';
@@ -19,6 +20,14 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { seededRandom } from '../../src/engine/simulate.js';
 import { saveState } from '../../src/engine/state.js';
 import { isUserError } from '../../src/errors.js';
+import { EventBus } from '../../src/events.js';
+import { exportFlow } from '../../src/export/flow-formats.js';
+import { lintFlow } from '../../src/flow/lint.js';
+import { loadFlowFile, parseFlowObject } from '../../src/flow/load.js';
+import { loadFlowRun, newFlowRunState, type FlowRunState } from '../../src/flow/run-state.js';
+import { runFlowPass } from '../../src/flow/runner.js';
+import type { FlowFile } from '../../src/flow/schema.js';
+import { Script, ScriptedModel, type ScriptFile } from '../../src/llm/scripted.js';
 import { exportGraph } from '../../src/export/formats.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
 import { lintGraph } from '../../src/graph/lint.js';
@@ -256,6 +265,80 @@ describe('mutated run files', () => {
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mutated flow files and flow run files', () => {
+  const flowPath = 'examples/plan-task.flow.json';
+  const flowText = readFileSync(flowPath, 'utf8');
+  const answers = readFileSync('examples/plan-task.script.json', 'utf8');
+  const dir = () => mkdtemp(join(tmpdir(), 'meta-agent-flow-mutants-'));
+
+  /** A pass of `flow` with the example's scripted answers, in concurrent steps, saved as it goes. */
+  async function pass(
+    flow: FlowFile,
+    state = newFlowRunState(flow),
+    save?: (s: FlowRunState) => Promise<void>,
+  ) {
+    const script = new Script(JSON.parse(answers) as ScriptFile, 'plan-task.script.json');
+    return runFlowPass({
+      flow,
+      state,
+      model: new ScriptedModel(script, 'chatbot'),
+      events: new EventBus(),
+      ...(save && { save }),
+    });
+  }
+
+  it('load, lint, export and run, or fail as a user error', async () => {
+    const next = seededRandom(23);
+    const folder = await dir();
+    try {
+      for (let i = 0; i < 80; i++) {
+        const path = join(folder, `m${i}.flow.json`);
+        await writeFile(path, mutate(flowText, next));
+        await userFacing(async () => {
+          const flow = await loadFlowFile(path);
+          const findings = lintFlow(flow);
+          for (const format of ['dot', 'mermaid', 'json'] as const) await exportFlow(flow, format);
+          if (!findings.some((f) => f.severity === 'error')) await pass(flow);
+        }).catch((error: unknown) => {
+          throw new Error(`flow mutant ${i} failed with a non-user error: ${String(error)}`, {
+            cause: error,
+          });
+        });
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('resume a saved pass or fail as a user error', async () => {
+    const flow = parseFlowObject(JSON.parse(flowText), flowPath);
+    const saves: string[] = [];
+    await pass(flow, undefined, async (state) => {
+      saves.push(JSON.stringify(state, null, 1));
+    });
+    // Saved midway: some steps done, the gate's temporary node and edge recorded.
+    const text = saves.find((save) => save.includes('"add-node"'))!;
+    const next = seededRandom(29);
+    const folder = await dir();
+    try {
+      for (let i = 0; i < 80; i++) {
+        const path = join(folder, `run${i}.json`);
+        await writeFile(path, mutate(text, next));
+        await userFacing(async () => {
+          const state = await loadFlowRun(path, flow);
+          if (state) await pass(flow, state);
+        }).catch((error: unknown) => {
+          throw new Error(`flow run mutant ${i} failed with a non-user error: ${String(error)}`, {
+            cause: error,
+          });
+        });
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });
