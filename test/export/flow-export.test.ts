@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { diagramToDot } from '../../src/export/dot.js';
@@ -11,8 +10,8 @@ import { buildFlowDiagram } from '../../src/export/flow-diagram.js';
 import { exportFlow, flowToSvgAndHtml } from '../../src/export/flow-formats.js';
 import { loadFlowFile, parseFlowObject } from '../../src/flow/load.js';
 import { flowFileSchema, type FlowFile } from '../../src/flow/schema.js';
+import { chromiumSkipNote, hasChromium, launchChromium } from '../support/chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/flows/${name}`, import.meta.url));
 
 /** Two roots, a node that needs both, one after it, and a dependency on a name no node has. */
@@ -160,79 +159,67 @@ describe('flow export: JSON and CSV', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM))(
-  `flow HTML export in headless Chromium${existsSync(CHROMIUM) ? '' : ` (skipped: no browser at ${CHROMIUM})`}`,
-  () => {
-    let browser: Browser;
-    let dir: string;
+describe.skipIf(!hasChromium)(`flow HTML export in headless Chromium${chromiumSkipNote}`, () => {
+  let browser: Browser;
+  let dir: string;
 
-    beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-        ],
-      });
-      dir = await mkdtemp(join(tmpdir(), 'meta-agent-flow-html-'));
+  beforeAll(async () => {
+    browser = await launchChromium();
+    dir = await mkdtemp(join(tmpdir(), 'meta-agent-flow-html-'));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Opens the exported page from a file; collects script errors and any non-file request. */
+  async function open(file: string): Promise<{ page: Page; problems: string[] }> {
+    const path = join(dir, file.replace(/\.flow\.json$/, '.html'));
+    await writeFile(path, await text(await loadFlowFile(fixture(file)), 'html'));
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
+    page.on('request', (request) => {
+      if (!request.url().startsWith('file:')) problems.push(`network request: ${request.url()}`);
     });
+    await page.goto(pathToFileURL(path).href);
+    return { page, problems };
+  }
 
-    afterAll(async () => {
-      await browser?.close();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
+  const nodeNamed = (page: Page, name: string) =>
+    page
+      .locator('#graph g.node')
+      .filter({ has: page.locator('title', { hasText: new RegExp(`^${name}$`) }) });
 
-    /** Opens the exported page from a file; collects script errors and any non-file request. */
-    async function open(file: string): Promise<{ page: Page; problems: string[] }> {
-      const path = join(dir, file.replace(/\.flow\.json$/, '.html'));
-      await writeFile(path, await text(await loadFlowFile(fixture(file)), 'html'));
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const problems: string[] = [];
-      page.on('pageerror', (error) => problems.push(`script error: ${error.message}`));
-      page.on('request', (request) => {
-        if (!request.url().startsWith('file:')) problems.push(`network request: ${request.url()}`);
-      });
-      await page.goto(pathToFileURL(path).href);
-      return { page, problems };
-    }
+  it('shows a clicked node’s prompt, dependencies, compose, after-query and fallback, and follows a dependency', async () => {
+    const { page, problems } = await open('research.flow.json');
+    await nodeNamed(page, 'review').click();
+    const panel = page.locator('#details');
+    await expect.poll(() => panel.locator('h2').textContent()).toBe('review');
+    const shown = await panel.innerText();
+    expect(shown).toContain('Rate the draft from 1 to 10');
+    expect(shown).toContain("throw new Error('a number from 1 to 10')");
+    expect(shown).toMatch(/Fallback\s+5/i);
+    await panel.getByRole('button', { name: 'draft' }).click();
+    await expect.poll(() => panel.locator('h2').textContent()).toBe('draft');
+    expect(await panel.innerText()).toContain('$out.outline$');
+    expect(await page.locator('#graph g.node.selected title').textContent()).toBe('draft');
+    await page.fill('#search', 'facts about');
+    expect(await page.locator('#count').textContent()).toBe('1 of 4 nodes');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 
-    const nodeNamed = (page: Page, name: string) =>
-      page
-        .locator('#graph g.node')
-        .filter({ has: page.locator('title', { hasText: new RegExp(`^${name}$`) }) });
-
-    it('shows a clicked node’s prompt, dependencies, compose, after-query and fallback, and follows a dependency', async () => {
-      const { page, problems } = await open('research.flow.json');
-      await nodeNamed(page, 'review').click();
-      const panel = page.locator('#details');
-      await expect.poll(() => panel.locator('h2').textContent()).toBe('review');
-      const shown = await panel.innerText();
-      expect(shown).toContain('Rate the draft from 1 to 10');
-      expect(shown).toContain("throw new Error('a number from 1 to 10')");
-      expect(shown).toMatch(/Fallback\s+5/i);
-      await panel.getByRole('button', { name: 'draft' }).click();
-      await expect.poll(() => panel.locator('h2').textContent()).toBe('draft');
-      expect(await panel.innerText()).toContain('$out.outline$');
-      expect(await page.locator('#graph g.node.selected title').textContent()).toBe('draft');
-      await page.fill('#search', 'facts about');
-      expect(await page.locator('#count').textContent()).toBe('1 of 4 nodes');
-      expect(problems).toEqual([]);
-      await page.close();
-    });
-
-    it('shows hostile text as text, never as markup or script', async () => {
-      const { page, problems } = await open('hostile.flow.json');
-      await nodeNamed(page, 'inject').click();
-      const texts = await page.locator('#details pre').allTextContents();
-      expect(texts[0]).toContain('</script><script>window.pwned = true</script>');
-      expect(texts.join('\n')).toContain('<svg onload=');
-      expect(await page.locator('#details img, #details script, #details svg, #details b').count()).toBe(0);
-      expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
-      expect(problems).toEqual([]);
-      await page.close();
-    });
-  },
-);
+  it('shows hostile text as text, never as markup or script', async () => {
+    const { page, problems } = await open('hostile.flow.json');
+    await nodeNamed(page, 'inject').click();
+    const texts = await page.locator('#details pre').allTextContents();
+    expect(texts[0]).toContain('</script><script>window.pwned = true</script>');
+    expect(texts.join('\n')).toContain('<svg onload=');
+    expect(await page.locator('#details img, #details script, #details svg, #details b').count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { pwned?: boolean }).pwned)).toBeUndefined();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

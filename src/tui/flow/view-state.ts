@@ -56,16 +56,7 @@ export interface FlowChangeView {
 }
 
 /** How the pass ended, from `flow.ended`. */
-export interface FlowEnd {
-  pass: number;
-  done: number;
-  failed: number;
-  reused: number;
-  blocked: number;
-  tokens: number;
-  savedTokens: number;
-  ms: number;
-}
+export type FlowEnd = Omit<Extract<AgentEvent, { type: 'flow.ended' }>, 'type'>;
 
 /** A finished pass, printed once: its header, every node, every change and the end. */
 export interface FlowReport {
