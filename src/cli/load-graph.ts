@@ -39,9 +39,9 @@ export async function openGraph(path: string, options: OpenGraphOptions = {}): P
   return { file, findings, warnings };
 }
 
-/** `node: message`, or `(graph): message` for a finding about the whole graph. */
-export function formatFinding(finding: Finding): string {
-  return `${finding.node ?? '(graph)'}: ${finding.message}`;
+/** `node: message`, or `(graph): message` (`whole`) for a finding about the whole file. */
+export function formatFinding(finding: Finding, whole = '(graph)'): string {
+  return `${finding.node ?? whole}: ${finding.message}`;
 }
 
 /** `2 errors, 1 warning`. */

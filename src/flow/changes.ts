@@ -38,11 +38,6 @@ export function baseStructure(flow: FlowFile): PassStructure {
   };
 }
 
-/** The structure after `changes`, which were each accepted when made. */
-export function structureAfter(flow: FlowFile, changes: readonly FlowChange[]): PassStructure {
-  return changes.reduce(applyChange, baseStructure(flow));
-}
-
 /** Why `change` cannot be made to `structure`, or undefined when it can. */
 export function refusal(
   structure: PassStructure,

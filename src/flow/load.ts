@@ -6,6 +6,7 @@
 import { InvalidFileError } from '../errors.js';
 import { parseJsonText, readTextFile } from '../graph/load.js';
 import { summarizeIssues } from '../graph/schema-issues.js';
+import { lintFlow, type Finding } from './lint.js';
 import { flowFileSchema, type FlowFile } from './schema.js';
 
 /** True for a path that names a flow file. */
@@ -21,6 +22,24 @@ export function flowNameFromPath(path: string): string {
 /** Reads and validates a flow file. Missing or unreadable files, bad JSON and invalid flows are UserErrors. */
 export async function loadFlowFile(path: string): Promise<FlowFile> {
   return parseFlowObject(parseJsonText(await readTextFile(path), path), path);
+}
+
+/**
+ * Loads a flow to run it: lint errors refuse it, pointing at `meta-agent validate`; its warnings come
+ * back. `shown` is the path as the user named it.
+ */
+export async function openFlow(path: string, shown = path): Promise<{ flow: FlowFile; warnings: Finding[] }> {
+  const flow = await loadFlowFile(path);
+  const findings = lintFlow(flow);
+  const errors = findings.filter((finding) => finding.severity === 'error');
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    throw new InvalidFileError(
+      `${shown}: the flow has ${errors.length} error${errors.length === 1 ? '' : 's'}, the first: ${first.node ?? '(flow)'}: ${first.message}`,
+      `run "meta-agent validate ${shown}" to see them all`,
+    );
+  }
+  return { flow, warnings: findings };
 }
 
 /** Validates a parsed flow; `source` names it in messages. */

@@ -10,7 +10,7 @@ import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import type { HostNamespace } from '../engine/interpreter.js';
-import { InvalidFileError, UserError } from '../errors.js';
+import { UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { LanguageModel } from '../llm/types.js';
 import type { Json } from './schema.js';
@@ -54,27 +54,18 @@ async function runNested(options: FlowHostOptions, request: unknown): Promise<Ne
     throw new UserError(`flows.run: ${where}${issue?.message ?? 'unexpected arguments'}`, 1, `call ${USAGE}`);
   }
   // Loaded when a graph first runs a flow: most conversations never do.
-  const [{ lintFlow }, { isFlowPath, loadFlowFile }, { newFlowRunState }, { runFlowPass }] =
-    await Promise.all([
-      import('./lint.js'),
-      import('./load.js'),
-      import('./run-state.js'),
-      import('./runner.js'),
-    ]);
+  const [{ isFlowPath, openFlow }, { newFlowRunState }, { runFlowPass }] = await Promise.all([
+    import('./load.js'),
+    import('./run-state.js'),
+    import('./runner.js'),
+  ]);
   if (!isFlowPath(parsed.data.file))
     throw new UserError(
       `flows.run: "${parsed.data.file}" is not a flow file`,
       2,
       'flow files end in .flow.json',
     );
-  const path = await flowInside(options.folder, parsed.data.file);
-  const flow = await loadFlowFile(path);
-  const error = lintFlow(flow).find((finding) => finding.severity === 'error');
-  if (error)
-    throw new InvalidFileError(
-      `${parsed.data.file}: the flow has errors, the first: ${error.node ?? '(flow)'}: ${error.message}`,
-      `run "meta-agent validate ${parsed.data.file}" to see them all`,
-    );
+  const { flow } = await openFlow(await flowInside(options.folder, parsed.data.file), parsed.data.file);
   const report = await runFlowPass(
     { flow, state: newFlowRunState(flow), model: options.model, events: options.events },
     parsed.data.inputs,

@@ -21,7 +21,6 @@ import {
   baseStructure,
   describeChange,
   refusal,
-  structureAfter,
   type FlowChange,
   type PassStructure,
 } from './changes.js';
@@ -136,8 +135,11 @@ class PassRunner {
   async run(inputs: Record<string, string>): Promise<PassReport> {
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
-    const pass = resumed ? this.#resume(inputs) : await this.#begin(inputs);
-    let structure = structureAfter(this.#flow, pass.changes);
+    const begun = resumed
+      ? this.#resume(inputs)
+      : { pass: await this.#begin(inputs), structure: baseStructure(this.#flow) };
+    const { pass } = begun;
+    let { structure } = begun;
     this.#options.events.emit({
       type: 'flow.started',
       flow: this.#flow.name,
@@ -199,7 +201,8 @@ class PassRunner {
     return pass;
   }
 
-  #resume(inputs: Record<string, string>): PassState {
+  /** The pass in progress, and the structure its saved changes make. */
+  #resume(inputs: Record<string, string>): { pass: PassState; structure: PassStructure } {
     const pass = this.#state.current!;
     if (this.#state.flowHash !== flowHash(this.#flow))
       throw new UserError(
@@ -226,7 +229,7 @@ class PassRunner {
         2,
         'run it again without --input to finish it; the new inputs go to the next pass',
       );
-    return pass;
+    return { pass, structure };
   }
 
   /** Nodes skipped by a committed change settle as reused, before anything else is decided. */
@@ -359,7 +362,6 @@ class PassRunner {
     let lastProblem = '';
     let rejections = 0;
     let accepted: Accepted | undefined;
-    let changes: FlowChange[] = [];
     try {
       const repaired = await withRepair({
         messages: schema ? withSchemaInstruction(messages, schemaFor(schema)) : messages,
@@ -383,10 +385,8 @@ class PassRunner {
             return parsed;
           }
           const ran = await this.#runCode(node, parsed.value, database, outputs, structure, frozen);
-          if (ran.ok) {
-            accepted = ran.value;
-            changes = ran.value.changes;
-          } else [lastProblem, rejections] = [ran.error, rejections + 1];
+          if (ran.ok) accepted = ran.value;
+          else [lastProblem, rejections] = [ran.error, rejections + 1];
           return ran;
         },
       });
@@ -400,7 +400,8 @@ class PassRunner {
         tokens,
         attempt: attempts,
       });
-      return { result, ...(accepted!.database && { database: accepted!.database }), changes };
+      const { database: written, changes } = accepted!;
+      return { result, ...(written && { database: written }), changes };
     } catch (error) {
       if (signal?.aborted) throw error;
       const attempts = this.#flow.config.attempts;

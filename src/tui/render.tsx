@@ -6,14 +6,9 @@ import { render, type Instance } from 'ink';
 import { App } from './App.js';
 import type { ChatLayoutProps } from './layouts/ChatLayout.js';
 import type { DesignLayoutProps } from './layouts/DesignLayout.js';
+import { renderOptions, type TerminalStreams } from './render-options.js';
 
-/** Streams to draw on and read from, for embedding; the process's own by default. */
-export interface TerminalStreams {
-  stdout?: NodeJS.WriteStream;
-  stdin?: NodeJS.ReadStream;
-  /** Print `console.*` output above the view instead of through it (default true). */
-  patchConsole?: boolean;
-}
+export type { TerminalStreams };
 
 /** Options of {@link renderChatUI}. */
 export type ChatUIOptions = ChatLayoutProps & TerminalStreams;
@@ -34,19 +29,4 @@ export function renderChatUI(options: ChatUIOptions): Instance {
 export function renderDesignUI(options: DesignUIOptions): Instance {
   const { stdout, stdin, patchConsole, ...props } = options;
   return render(<App mode="design" {...props} />, renderOptions({ stdout, stdin, patchConsole }));
-}
-
-function renderOptions(streams: TerminalStreams) {
-  return {
-    ...(streams.stdout ? { stdout: streams.stdout } : {}),
-    ...(streams.stdin ? { stdin: streams.stdin } : {}),
-    ...(streams.patchConsole !== undefined ? { patchConsole: streams.patchConsole } : {}),
-    // Ctrl+C goes to the view's quit key, so the caller's onQuit can save before the process ends.
-    exitOnCtrlC: false,
-    // The CLI mounts the view only on a terminal, so draw it there even when CI is set: Ink would
-    // otherwise print only finished transcript lines, with no panels and no reply line to type in.
-    interactive: true,
-    // Rewrite only the lines that changed: the graph panel is mostly still while the live turn streams.
-    incrementalRendering: true,
-  };
 }

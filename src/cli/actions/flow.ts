@@ -1,11 +1,8 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
-import { InvalidFileError } from '../../errors.js';
 import { EventBus } from '../../events.js';
-import { lintFlow } from '../../flow/lint.js';
-import { loadFlowFile } from '../../flow/load.js';
+import { openFlow } from '../../flow/load.js';
 import { loadFlowRun, newFlowRunState, saveFlowRun } from '../../flow/run-state.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
-import type { FlowFile } from '../../flow/schema.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
 import type { FlowRunOptions } from '../commands/flow.js';
@@ -14,14 +11,14 @@ import { formatFinding } from '../load-graph.js';
 import { modelsFromOptions } from '../model-options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
-import { plural } from '../words.js';
 
 /** How long a second Ctrl+C waits for the pass to save before the process exits anyway. */
 const EXIT_GRACE_MS = 3000;
 
 /** Runs one pass of the flow at `path` and prints its answers. */
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
-  const flow = await openFlow(path);
+  const { flow, warnings } = await openFlow(path);
+  for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
   const saved = options.state === undefined ? undefined : await loadFlowRun(options.state, flow);
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
@@ -84,20 +81,6 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         : `[flow] stopped; finish the pass with: meta-agent flow run ${shown(path)} --state ${shown(options.state)}\n`,
     );
   process.exitCode = report.interrupted ? 130 : report.complete ? 0 : 1;
-}
-
-/** Loads and lints the flow; lint errors refuse it, pointing at `meta-agent validate`. */
-async function openFlow(path: string): Promise<FlowFile> {
-  const flow = await loadFlowFile(path);
-  const findings = lintFlow(flow);
-  const errors = findings.filter((finding) => finding.severity === 'error');
-  if (errors.length > 0)
-    throw new InvalidFileError(
-      `${path}: the flow has ${plural(errors.length, 'error')}, the first: ${formatFinding(errors[0]!)}`,
-      `run "meta-agent validate ${path}" to see them all`,
-    );
-  for (const finding of findings) writeErr(`warning: ${formatFinding(finding)}\n`);
-  return flow;
 }
 
 /**

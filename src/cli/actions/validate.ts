@@ -62,12 +62,9 @@ function printReport(report: FileReport): void {
     return;
   }
   for (const warning of report.warnings) out(`warning  ${warning}`);
-  // A finding about the whole file names it `(graph)`, or `(flow)` in a flow.
-  const flow = isFlowPath(report.file);
+  const whole = isFlowPath(report.file) ? '(flow)' : '(graph)';
   for (const finding of report.findings) {
-    out(
-      `${finding.severity.padEnd(9)}${formatFinding(flow ? { ...finding, node: finding.node ?? '(flow)' } : finding)}`,
-    );
+    out(`${finding.severity.padEnd(9)}${formatFinding(finding, whole)}`);
     if (finding.hint) out(`         hint: ${finding.hint}`);
   }
   const nodes = report.nodes === undefined ? '' : `${report.nodes} nodes, `;

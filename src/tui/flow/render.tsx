@@ -6,7 +6,7 @@
 import { render } from 'ink';
 import type { EventBus } from '../../events.js';
 import type { FlowRunState } from '../../flow/run-state.js';
-import type { TerminalStreams } from '../render.js';
+import { renderOptions, type TerminalStreams } from '../render-options.js';
 import { ThemeContext, themeFromEnv, type Theme } from '../theme.js';
 import { createFlowStore } from './flow-store.js';
 import { FlowLayout } from './FlowLayout.js';
@@ -68,16 +68,7 @@ export function renderFlowUI(options: FlowUIOptions): FlowUI {
         {...(now && { now })}
       />
     </ThemeContext.Provider>,
-    {
-      ...(stdout ? { stdout } : {}),
-      ...(stdin ? { stdin } : {}),
-      ...(patchConsole !== undefined ? { patchConsole } : {}),
-      // Nothing reads keys, so stdin stays out of raw mode and Ctrl+C reaches the CLI as SIGINT.
-      exitOnCtrlC: false,
-      // The CLI mounts the view only on a terminal: draw it there even when CI is set.
-      interactive: true,
-      incrementalRendering: true,
-    },
+    renderOptions({ stdout, stdin, patchConsole }),
   );
   let mounted = true;
   return {

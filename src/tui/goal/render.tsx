@@ -6,7 +6,7 @@ import { render } from 'ink';
 import type { Approver } from '../../autonomous/goal-loop.js';
 import type { RunState } from '../../autonomous/run-state.js';
 import type { EventBus } from '../../events.js';
-import type { TerminalStreams } from '../render.js';
+import { renderOptions, type TerminalStreams } from '../render-options.js';
 import { ThemeContext, themeFromEnv, type Theme } from '../theme.js';
 import { createGoalStore } from './goal-store.js';
 import { GoalLayout } from './GoalLayout.js';
@@ -63,16 +63,7 @@ export function renderGoalUI(options: GoalUIOptions): GoalUI {
         {...(options.now && { now: options.now })}
       />
     </ThemeContext.Provider>,
-    {
-      ...(stdout ? { stdout } : {}),
-      ...(stdin ? { stdin } : {}),
-      ...(patchConsole !== undefined ? { patchConsole } : {}),
-      // The CLI handles Ctrl+C (once: ask before the next command; twice: save and exit 130).
-      exitOnCtrlC: false,
-      // The CLI mounts the view only on a terminal: draw it there even when CI is set.
-      interactive: true,
-      incrementalRendering: true,
-    },
+    renderOptions({ stdout, stdin, patchConsole }),
   );
   let mounted = true;
   return {
