@@ -7,7 +7,7 @@ import { isUserError } from '../src/errors.js';
 import { graphFileSchema, type GraphFile, type NodeSpec } from '../src/graph/schema.js';
 import type { ChatMessage, LanguageModel } from '../src/llm/types.js';
 import { nodeNames, withFields } from './assemble.js';
-import { mapBounded } from './concurrency.js';
+import { mapBounded } from '../src/map-bounded.js';
 import { nodeBriefs, nodeFieldsMessages, type DotDraft, type NodeFields } from './node-fields.js';
 import { writeOne } from './write-fields.js';
 

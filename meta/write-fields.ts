@@ -10,7 +10,7 @@
 import { isUserError } from '../src/errors.js';
 import { generateObject } from '../src/llm/structured.js';
 import type { ChatMessage, LanguageModel } from '../src/llm/types.js';
-import { mapBounded } from './concurrency.js';
+import { mapBounded } from '../src/map-bounded.js';
 import {
   nodeBatchMessages,
   nodeBatchSchema,

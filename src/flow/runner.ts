@@ -14,6 +14,7 @@ import type { EventBus } from '../events.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
+import { mapBounded } from '../map-bounded.js';
 import { Sandbox } from '../sandbox/index.js';
 import { parseAnswer, runAfterQueryCode, type Accepted } from './after-query.js';
 import {
@@ -268,7 +269,7 @@ class PassRunner {
     const database = structuredClone(this.#state.database);
     const running = new Set(ready);
     const frozen = (node: string) => Object.hasOwn(pass.results, node) || running.has(node);
-    const evaluated = await mapLimited(ready, this.#concurrency, (name) =>
+    const evaluated = await mapBounded(ready, this.#concurrency, (name) =>
       this.#evaluate(structure, pass, name, database, frozen),
     );
     this.#options.signal?.throwIfAborted();
@@ -623,22 +624,4 @@ function rootFailure(pass: PassState, node: string): string {
 /** A dependency's output as the text of an earlier answer. */
 function asText(output: unknown): string {
   return typeof output === 'string' ? output : JSON.stringify(output, null, 2);
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time; results in the items' order. */
-async function mapLimited<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapBounded } from '../../meta/concurrency.js';
+import { mapBounded } from '../../src/map-bounded.js';
 import { DEFAULT_DESIGN_LIMITS, designConcurrency, LOCAL_CONCURRENCY } from '../../meta/limits.js';
 import { RoundTripTracker } from '../../meta/round-trips.js';
 import { batches, MAX_NODES_PER_CALL } from '../../meta/write-fields.js';

@@ -1,6 +1,7 @@
 /**
- * Runs independent async jobs with at most `limit` in flight. The designer writes every node's fields
- * this way, so the number of sequential model round trips depends on the limit, not on the graph size.
+ * Runs independent async jobs with at most `limit` in flight: the designer's node fields, a flow step's
+ * ready nodes, an AIPL turn's model calls. So the number of sequential model round trips depends on the
+ * limit, not on how much work there is. A leaf module: every layer may import it.
  */
 
 /**
