@@ -71,6 +71,20 @@ export type AgentEvent =
       detail?: string;
     }
   | { type: 'error'; message: string; node?: string }
+  /**
+   * An AIPL template's model-update phase (src/aipl/phase.ts): the calls it made and the answers it
+   * served from the turn's cache, how long it took, and what it stored in the state's log.
+   */
+  | {
+      type: 'aipl.phase';
+      /** What was rendered: `prompt` or `node NAME`. */
+      label: string;
+      turn: number;
+      calls: number;
+      cached: number;
+      ms: number;
+      stored: { name: string; value: string }[];
+    }
   | GoalEvent
   | FlowEvent;
 

@@ -4,6 +4,8 @@
  * it (model, sandbox) and says what the node produced; the interpreter's loop does everything else
  * (assignment, transitions).
  */
+import { parseTemplate } from '../aipl/parse.js';
+import { escapeAipl } from '../aipl/render.js';
 import { UserError } from '../errors.js';
 import type { Action } from '../graph/schema.js';
 import {
@@ -19,7 +21,7 @@ import { pushFrame, variablesInScope } from './frames.js';
 import { endWithRequired } from './reply-text.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
-import { embedInCode, mentionsVariable, renderText, type Rendered } from './template.js';
+import { embedInCode, mentionsVariable, renderText, stringifyValue, type Rendered } from './template.js';
 import { findCallable } from './transitions.js';
 
 /** What a handler may use. Effects go through these functions so the loop can record and emit them. */
@@ -41,6 +43,11 @@ export interface ActionContext {
    * through too), or undefined when nothing lends `namespace.fn`. Its result is a copy, plain data.
    */
   hostFunction(namespace: string, fn: string): HostCall | undefined;
+  /**
+   * Renders an AIPL template (after its model-update phase); present when the graph's config.aipl is
+   * set, and then prose instructions go through it.
+   */
+  aipl?: (source: string) => Promise<string>;
 }
 
 /** A lent host function as a handler calls it. */
@@ -102,6 +109,24 @@ function instructionOf(ctx: ActionContext): Rendered {
   });
 }
 
+/**
+ * The instruction of a node whose text the model or the user reads. In an AIPL graph it is a template:
+ * `$var`s are embedded escaped (so a value is never read as AIPL), then it is rendered.
+ */
+async function proseOf(ctx: ActionContext): Promise<Rendered> {
+  if (!ctx.aipl) return instructionOf(ctx);
+  const rendered = aiplSourceOf(ctx);
+  return { ...rendered, text: await ctx.aipl(rendered.text) };
+}
+
+/** The instruction as AIPL source: `$var`s embedded, escaped. */
+function aiplSourceOf(ctx: ActionContext): Rendered {
+  const where = { node: ctx.node.name, field: 'instruction' };
+  return renderText(ctx.node.body, variablesInScope(ctx.state), where, (value) =>
+    escapeAipl(stringifyValue(value)),
+  );
+}
+
 /** Records a chat or thought turn; it consumes the pending user reply, which now belongs to this turn. */
 function recordTurn(
   ctx: ActionContext,
@@ -121,7 +146,7 @@ function chatRetains(ctx: ActionContext, rendered: Rendered): boolean {
 }
 
 async function chat(ctx: ActionContext): Promise<ActionResult> {
-  const rendered = instructionOf(ctx);
+  const rendered = await proseOf(ctx);
   const retain = chatRetains(ctx, rendered);
   const output = await ctx.generate(rendered.text);
   recordTurn(ctx, { kind: 'chat', instruction: rendered.text, output, retain });
@@ -130,7 +155,7 @@ async function chat(ctx: ActionContext): Promise<ActionResult> {
 
 /** A chat reply that ends with the node's text word for word, the model's words leading into it. */
 async function chatSuffix(ctx: ActionContext): Promise<ActionResult> {
-  const rendered = instructionOf(ctx);
+  const rendered = await proseOf(ctx);
   const retain = chatRetains(ctx, rendered);
   const instruction = CONVERSIONS.chat_suffix(rendered.text);
   const output = endWithRequired(await ctx.generate(instruction), rendered.text);
@@ -139,21 +164,21 @@ async function chatSuffix(ctx: ActionContext): Promise<ActionResult> {
 }
 
 /** The exact text is the reply; later prompts never show its instruction (autograms/nodes/chat_nodes.py). */
-function chatExact(ctx: ActionContext): ActionResult {
-  const { text } = instructionOf(ctx);
+async function chatExact(ctx: ActionContext): Promise<ActionResult> {
+  const { text } = await proseOf(ctx);
   recordTurn(ctx, { kind: 'chat', instruction: CONVERSIONS.chat_exact(text), output: text, retain: false });
   return { output: text, reply: text };
 }
 
 async function thought(ctx: ActionContext): Promise<{ instruction: string; output: string }> {
-  const instruction = instructionOf(ctx).text;
+  const instruction = (await proseOf(ctx)).text;
   const output = await ctx.generate(instruction);
   recordTurn(ctx, { kind: 'thought', instruction, output, retain: true });
   return { instruction, output };
 }
 
-function thoughtExact(ctx: ActionContext): ActionResult {
-  const { text } = instructionOf(ctx);
+async function thoughtExact(ctx: ActionContext): Promise<ActionResult> {
+  const { text } = await proseOf(ctx);
   recordTurn(ctx, {
     kind: 'thought',
     instruction: CONVERSIONS.thought_exact(text),
@@ -223,10 +248,15 @@ function revisited({ node, state, previousEntry = 0 }: ActionContext): boolean {
   return required.every((name) => name !== node.name && (state.lastEntered[name] ?? 0) > previousEntry);
 }
 
-/** Sets or appends to one of the frame's prompts; the node's output is the new prompt. */
+/**
+ * Sets or appends to one of the frame's prompts; the node's output is the new prompt. In an AIPL graph the
+ * chatbot's prompt is kept as a template, rendered whenever the chatbot is asked.
+ */
 function prompt(ctx: ActionContext, which: 'prompt' | 'userPrompt', mode: 'set' | 'append'): ActionResult {
   const frame = topFrame(ctx.state);
-  const { text } = instructionOf(ctx);
+  const template = which === 'prompt' && ctx.graph.config.aipl !== undefined;
+  const { text } = template ? aiplSourceOf(ctx) : instructionOf(ctx);
+  if (template) parseTemplate(text, `node "${ctx.node.name}" instruction`);
   frame[which] = mode === 'set' || !frame[which] ? text : `${frame[which]}\n${text}`;
   return { output: frame[which] };
 }
@@ -281,10 +311,10 @@ async function flowNode(ctx: ActionContext): Promise<ActionResult> {
 /** One handler per action. */
 export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   chat,
-  chat_exact: async (ctx) => chatExact(ctx),
+  chat_exact: chatExact,
   chat_suffix: chatSuffix,
   thought: async (ctx) => ({ output: (await thought(ctx)).output }),
-  thought_exact: async (ctx) => thoughtExact(ctx),
+  thought_exact: thoughtExact,
   // The question and the answer together, to keep both in one variable (autograms/nodes/thought_nodes.py).
   thought_qa: async (ctx) => {
     const { instruction, output } = await thought(ctx);

@@ -4,6 +4,7 @@
  * return, a `global_function` frame merges its variables, turns and prompts into the caller's frame; a
  * `function` (mixed) or `local_function` frame simply vanishes, so only the returned value survives.
  */
+import { valuesByNamespace } from '../aipl/state.js';
 import type { ConversationState, Frame, ScopeKind, Turn } from './state.js';
 import { topFrame } from './state.js';
 import { mergedTable, nameTable } from './tables.js';
@@ -19,10 +20,19 @@ export function visibleFrames(state: ConversationState): Frame[] {
   return frames;
 }
 
-/** Every variable in scope; a frame higher in the stack shadows the same name lower down. */
+/**
+ * Every variable in scope; a frame higher in the stack shadows the same name lower down. In a conversation
+ * with AIPL state, `aipl` holds its latest values as `aipl.ns.key`, beneath every frame (a variable of the
+ * graph's own named `aipl` hides it).
+ */
 export function variablesInScope(state: ConversationState): Record<string, unknown> {
-  return mergedTable(visibleFrames(state).map((f) => f.variables));
+  const tables = visibleFrames(state).map((f) => f.variables);
+  if (state.aipl) tables.unshift({ [AIPL_VARIABLE]: valuesByNamespace(state.aipl.log) });
+  return mergedTable(tables);
 }
+
+/** The variable through which autogram code and `$var`s read the AIPL state. */
+export const AIPL_VARIABLE = 'aipl';
 
 /** Chat and thought turns in scope, oldest first. */
 export function turnsInScope(state: ConversationState): Turn[] {

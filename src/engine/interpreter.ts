@@ -15,6 +15,7 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import type { HostCall } from './actions.js';
+import { AiplTemplates } from './aipl.js';
 import { pushFrame } from './frames.js';
 import { isChatNode } from './transitions.js';
 import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
@@ -44,6 +45,8 @@ export interface InterpreterOptions {
   host?: Record<string, HostNamespace>;
   /** Overrides the graph's `config.runLimits`. */
   limits?: Partial<InterpreterLimits>;
+  /** The time `{date}` and `{time}` show in AIPL templates; default: now. */
+  clock?: () => Date;
   /**
    * Self-referential mode: code nodes get the `self` API and edit the graph (a StaticGraph is run as a
    * VersionedGraph copy: read `interpreter.graph`). Default: the graph's `config.selfReferential`.
@@ -94,6 +97,7 @@ export class Interpreter {
   readonly #lent: Record<string, HostNamespace>;
   /** Whether run.started was reported yet. */
   #announced = false;
+  readonly #aipl: AiplTemplates;
 
   private constructor(options: InterpreterOptions, sandbox: Sandbox) {
     const editable =
@@ -118,6 +122,7 @@ export class Interpreter {
     const lent: Record<string, HostNamespace> = { ...options.host };
     if (this.#self) lent[SELF_NAMESPACE] = { functions: this.#self.api };
     this.#lent = lent;
+    this.#aipl = new AiplTemplates(this.graph, this.models, this.events, options.clock ?? (() => new Date()));
     for (const [name, { functions, awaited }] of Object.entries(lent))
       if (awaited) sandbox.exposeAsync(name, functions);
       else sandbox.expose(name, functions);
@@ -143,7 +148,11 @@ export class Interpreter {
     if (work.ended) throw new UserError('this conversation has ended (a quit transition was taken)', 2);
     if (work.current === undefined || !this.#announced) this.#started();
     work.pendingUser = userText ?? '';
-    if (userText) this.events.emit({ type: 'user', text: userText });
+    if (userText) {
+      this.events.emit({ type: 'user', text: userText });
+      // A new turn: AIPL's updates ask afresh, and what they store belongs to it.
+      if (work.aipl) work.aipl.turn += 1;
+    }
     let first: Next;
     if (work.current === undefined) {
       first = { run: this.#startNode() };
@@ -237,6 +246,7 @@ export class Interpreter {
       limits,
       sandbox: this.#sandbox,
       hostFunction: (namespace, fn) => this.#hostFunction(namespace, fn),
+      aipl: this.#aipl,
     };
   }
 

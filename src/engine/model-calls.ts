@@ -16,8 +16,9 @@ import type { ConversationState } from './state.js';
 import type { ChoiceQuestion } from './transitions.js';
 
 /**
- * Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state`, under the
- * graph's sampling settings; returns the reply without a speaker label the model echoed at its start.
+ * Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state` (and the frame's
+ * prompt as `prompt` renders it, for an AIPL template), under the graph's sampling settings; returns the
+ * reply without a speaker label the model echoed at its start.
  */
 export async function generateReply(
   model: LanguageModel,
@@ -25,9 +26,10 @@ export async function generateReply(
   node: CompiledNode,
   state: ConversationState,
   instruction: string,
+  prompt?: string,
 ): Promise<string> {
   const window = historyWindow(graph.config, (text) => countTokens(model.modelName, text));
-  const { messages, replyStart } = chatPrompt(graph, node, state, instruction, window);
+  const { messages, replyStart } = chatPrompt(graph, node, state, instruction, window, prompt);
   const purpose = `node ${node.name}`;
   const completion = await model.stream({ messages, purpose, ...generationOf(graph.config) }, () => {});
   return stripSpeakerLabel(completion.text, [replyStart, graph.config.agentName]);

@@ -178,6 +178,8 @@ export function chatPrompt(
   state: ConversationState,
   instruction: string,
   window = historyWindow(graph.config),
+  /** The frame's prompt as rendered (AIPL); default: as stored. */
+  prompt = topFrame(state).prompt,
 ) {
   const config = graph.config;
   const style = styleOf(config, node);
@@ -186,7 +188,6 @@ export function chatPrompt(
     ...pairs.map((p) => p.input),
     instructionInput(config, style, state.pendingUser, instruction),
   ];
-  const prompt = topFrame(state).prompt;
   if (prompt) inputs[0] = `${prompt}\n\n${inputs[0]}`;
 
   const messages: ChatMessage[] = [];
@@ -224,6 +225,28 @@ export function classifierHistory(
  */
 export function classifierPrompt(opening: string, history: string, question: string): string {
   return [opening, history, question].filter((part) => part.length > 0).join('\n\n');
+}
+
+/**
+ * The conversation as user and assistant messages, oldest first: the user's replies and the agent's chat
+ * replies in scope, and the pending user reply; no prompt, no instructions and no thoughts (what AIPL's
+ * update questions are answered from, seed 002). Only the newest that fit in the window are kept.
+ */
+export function conversationMessages(state: ConversationState, window: HistoryWindow): ChatMessage[] {
+  const newestFirst: ChatMessage[] = [];
+  if (state.pendingUser) newestFirst.push({ role: 'user', content: state.pendingUser });
+  let tokens = 0;
+  for (const turn of turnsNewestFirst(state)) {
+    const messages: ChatMessage[] = [];
+    if (turn.kind === 'chat') messages.push({ role: 'assistant', content: turn.output });
+    if (turn.userReply) messages.push({ role: 'user', content: turn.userReply });
+    if (window.tokens > 0) {
+      tokens += messages.reduce((sum, m) => sum + window.count(m.content) + MESSAGE_FRAMING, 0);
+      if (tokens > window.tokens) break;
+    }
+    newestFirst.push(...messages);
+  }
+  return newestFirst.reverse();
 }
 
 /** One exchange of a conversation as the user saw it: what the agent said, and the user's answer if any. */

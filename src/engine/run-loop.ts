@@ -14,6 +14,7 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { SandboxError, type Sandbox } from '../sandbox/index.js';
 import { ACTION_HANDLERS, type ActionContext, type HostCall } from './actions.js';
+import type { AiplTemplates } from './aipl.js';
 import { popFrame, setVariable, variablesInScope } from './frames.js';
 import { askClassifier, generateReply } from './model-calls.js';
 import { topFrame, type ConversationState } from './state.js';
@@ -40,6 +41,8 @@ export interface RunResources {
   limits: InterpreterLimits;
   /** The host functions lent to the run (the interpreter's `host` namespaces). */
   hostFunction(namespace: string, fn: string): HostCall | undefined;
+  /** Renders AIPL templates, in a graph whose config.aipl is set. */
+  aipl: AiplTemplates;
 }
 
 /** Where the loop goes next: run a node, or take a node's transitions. */
@@ -69,9 +72,10 @@ class Run {
   readonly #sandbox: Sandbox;
   readonly #limits: InterpreterLimits;
   readonly #hostFunction: RunResources['hostFunction'];
+  readonly #aipl: AiplTemplates;
 
   constructor(
-    { graph, models, events, sandbox, limits, hostFunction }: RunResources,
+    { graph, models, events, sandbox, limits, hostFunction, aipl }: RunResources,
     readonly work: ConversationState,
   ) {
     this.#graph = graph;
@@ -80,6 +84,7 @@ class Run {
     this.#sandbox = sandbox;
     this.#limits = limits;
     this.#hostFunction = hostFunction;
+    this.#aipl = aipl;
   }
 
   /** The loop: run a node, take its transitions, repeat, until a reply, a quit or the host's function returns. */
@@ -255,6 +260,13 @@ class Run {
     return this.#sandbox.evaluate(expression, variablesInScope(work), { node: label });
   }
 
+  /** The frame's prompt as the chatbot reads it: rendered, when it is an AIPL template. */
+  async #prompt(work: ConversationState): Promise<string> {
+    const { prompt } = topFrame(work);
+    if (!this.#graph.config.aipl || prompt === '') return prompt;
+    return this.#aipl.render(prompt, work, 'the prompt', 'prompt');
+  }
+
   /** What a code node printed, line by line, on the event stream. */
   #printed(node: string, logs: readonly string[]): void {
     for (const text of logs) this.#events.emit({ type: 'code.log', node, text });
@@ -267,12 +279,23 @@ class Run {
 
   /** The effects a node's action may use. */
   #context(work: ConversationState, node: CompiledNode, previousEntry?: number): ActionContext {
+    // The prompt is rendered once a node, before its instruction: what the prompt's updates learn this
+    // turn is what the instruction reads.
+    let prompt: Promise<string> | undefined;
+    const renderedPrompt = () => (prompt ??= this.#prompt(work));
     return {
       graph: this.#graph,
       node,
       state: work,
       ...(previousEntry !== undefined && { previousEntry }),
-      generate: (instruction) => generateReply(this.#models.chatbot, this.#graph, node, work, instruction),
+      generate: async (instruction) =>
+        generateReply(this.#models.chatbot, this.#graph, node, work, instruction, await renderedPrompt()),
+      ...(this.#graph.config.aipl && {
+        aipl: async (source: string) => {
+          await renderedPrompt();
+          return this.#aipl.render(source, work, `node "${node.name}" instruction`, `node ${node.name}`);
+        },
+      }),
       evaluate: (expression) => this.#evaluate(work, node, expression),
       hostFunction: this.#hostFunction,
       runCode: async (code) => {

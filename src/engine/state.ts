@@ -5,6 +5,7 @@
  * its turns; logs of what happened (nodes entered, model calls) are events, for the trace.
  */
 import { z } from 'zod';
+import { aiplStateSchema, copyAiplState, newAiplState, type AiplState } from '../aipl/state.js';
 import { UserError } from '../errors.js';
 import { withoutBom } from '../graph/json-syntax.js';
 import type { GraphView } from '../graph/view.js';
@@ -72,6 +73,8 @@ export interface ConversationState {
   /** For each node entered, the step (1 = the first) at which it was entered last (drives `requiredRevisit`). */
   lastEntered: Record<string, number>;
   ended: boolean;
+  /** The AIPL state (an append-only log of answers), in conversations with a graph whose config.aipl is set. */
+  aipl?: AiplState;
   /** Reserved for a snapshot of a self-editing graph (VersionedGraph.toJSON), stored by self-referential runs. */
   graph?: unknown;
 }
@@ -132,6 +135,7 @@ export const stateSchema = z.object({
   steps: count,
   lastEntered: nameTableSchema(count),
   ended: z.boolean(),
+  aipl: aiplStateSchema.optional(),
   graph: z.unknown().optional(),
 });
 
@@ -167,6 +171,7 @@ export function newState(graph: GraphView): ConversationState {
     steps: 0,
     lastEntered: nameTable(),
     ended: false,
+    ...(graph.config.aipl && { aipl: newAiplState() }),
   };
 }
 
@@ -174,7 +179,8 @@ export function newState(graph: GraphView): ConversationState {
  * A copy of `state` to work on, which the run can change without changing `state`. Only what a run
  * changes in place is copied (the frames, their variable tables and turn lists, the counters); turns
  * and variable values are shared, as nothing changes them once stored, so the copy costs little more
- * at the 10 000th turn than at the first.
+ * at the 10 000th turn than at the first (AIPL's log, like the turn lists, is copied by reference to its
+ * entries).
  */
 export function workingCopy(state: ConversationState): ConversationState {
   return {
@@ -186,6 +192,7 @@ export function workingCopy(state: ConversationState): ConversationState {
     })),
     visits: nameTable(state.visits),
     lastEntered: nameTable(state.lastEntered),
+    ...(state.aipl && { aipl: copyAiplState(state.aipl) }),
   };
 }
 

@@ -40,7 +40,13 @@ export interface Rendered {
  * Embeds variables into `text`, conditional text included. An unknown variable outside conditional text
  * is the graph author's mistake: the error names the node and the field, and lists what is in scope.
  */
-export function renderText(text: string, variables: Record<string, unknown>, where: TemplateSite): Rendered {
+export function renderText(
+  text: string,
+  variables: Record<string, unknown>,
+  where: TemplateSite,
+  /** How a value becomes text; the default is stringifyValue (AIPL graphs escape it too). */
+  valueText: (value: unknown) => string = stringifyValue,
+): Rendered {
   let out = '';
   let shownConditional = false;
   let at = 0;
@@ -50,15 +56,15 @@ export function renderText(text: string, variables: Record<string, unknown>, whe
     CLOSE.lastIndex = open ? open.index + 2 : 0;
     const close = open ? CLOSE.exec(text) : null;
     if (!open || !close) break;
-    out += embed(text.slice(at, open.index), variables, where);
+    out += embed(text.slice(at, open.index), variables, where, valueText);
     const inner = text.slice(open.index + 2, close.index);
     if (referencedNames(inner).every((name) => isDefined(variables, name))) {
-      out += embed(inner, variables, where);
+      out += embed(inner, variables, where, valueText);
       shownConditional = true;
     }
     at = close.index + 1;
   }
-  out += embed(text.slice(at), variables, where);
+  out += embed(text.slice(at), variables, where, valueText);
   return { text: out.replace(/\\(\?\{|\})/g, '$1'), shownConditional };
 }
 
@@ -87,7 +93,12 @@ export function mentionsVariable(text: string): boolean {
   return referencedNames(text).length > 0;
 }
 
-function embed(text: string, variables: Record<string, unknown>, where: TemplateSite): string {
+function embed(
+  text: string,
+  variables: Record<string, unknown>,
+  where: TemplateSite,
+  valueText: (value: unknown) => string,
+): string {
   return text.replace(REFERENCE, (_match, name: string | undefined) => {
     if (name === undefined) return '$';
     if (!Object.hasOwn(variables, name)) {
@@ -98,7 +109,7 @@ function embed(text: string, variables: Record<string, unknown>, where: Template
         known.length ? `variables in scope: ${known.join(', ')}` : 'no variables are in scope here',
       );
     }
-    return stringifyValue(variables[name]);
+    return valueText(variables[name]);
   });
 }
 

@@ -2,9 +2,10 @@
  * The graph linter: every check that does not need a model or a run. Loading, validating, designing and
  * self-editing all go through it, so a problem is reported the same way wherever it is found.
  */
+import { AiplSyntaxError, parseTemplate } from '../aipl/parse.js';
 import { codeSyntaxProblems } from './code-syntax.js';
 import { closestName, nodeNameProblem } from './names.js';
-import { isCallAction, isChatAction, type CompiledNode } from './parse.js';
+import { isCallAction, isChatAction, takesAipl, type CompiledNode } from './parse.js';
 import type { GraphFile } from './schema.js';
 import { reachableFrom, startNodeOf, successors, visitMembers, wildcardMembers } from './structure.js';
 import { compileGraph } from './view.js';
@@ -44,6 +45,7 @@ export function lintGraph(file: GraphFile): Finding[] {
     ...functionFindings(ctx),
     ...nodes.flatMap((node) => settingFindings(node, ctx)),
     ...nodes.flatMap(syntaxFindings),
+    ...aiplFindings(ctx),
     ...reachabilityFindings(ctx),
     ...endingFindings(ctx),
   ];
@@ -354,6 +356,50 @@ function syntaxFindings(node: CompiledNode): Finding[] {
         ? 'a code node runs its instruction as JavaScript statements'
         : 'a boolean condition is one JavaScript expression',
   }));
+}
+
+/** What looks like AIPL: an update, a comment, a block, or `{ns.key}`. */
+const AIPL_LOOK = /\((=|#|\()|\{\{?[A-Za-z0-9_]+\.[A-Za-z0-9_]+[:}]/;
+
+/**
+ * With `config.aipl`, templates that do not parse (the run would stop at them); without it, text that
+ * looks like AIPL, which is sent to the model as written.
+ */
+function aiplFindings({ file, nodes }: LintContext): Finding[] {
+  const texts: { node?: string; field: string; text: string }[] = [
+    { field: 'config.prompt', text: file.config.prompt },
+    ...nodes
+      .filter((n) => takesAipl(n.action))
+      .map((n) => ({ node: n.name, field: 'instruction', text: n.body })),
+  ];
+  if (!file.config.aipl) {
+    const looks = texts.find(({ text }) => AIPL_LOOK.test(text));
+    if (!looks) return [];
+    return [
+      {
+        severity: 'warning',
+        ...(looks.node !== undefined && { node: looks.node }),
+        message: `${looks.field} looks like an AIPL template, but the graph's config.aipl is not set, so it is sent as written`,
+        hint: 'add "aipl": {} to the config to render it as AIPL',
+      },
+    ];
+  }
+  return texts.flatMap(({ node, field, text }): Finding[] => {
+    try {
+      parseTemplate(text, field);
+      return [];
+    } catch (error) {
+      if (!(error instanceof AiplSyntaxError)) throw error;
+      return [
+        {
+          severity: 'error',
+          ...(node !== undefined && { node }),
+          message: `${field} is not a valid AIPL template: line ${error.at.line}, column ${error.at.column}: ${error.problem}`,
+          hint: error.excerpt,
+        },
+      ];
+    }
+  });
 }
 
 /** Unreachable nodes, a start node that does not exist, and `return` where no function leads. */

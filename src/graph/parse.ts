@@ -180,6 +180,23 @@ export function isChatAction(action: string): boolean {
   return CHAT_ACTIONS.has(action);
 }
 
+/**
+ * The actions whose instruction is an AIPL template when the graph's `config.aipl` is set: the prose the
+ * model or the user reads, and the prompts set_prompt and append_prompt store (rendered every turn).
+ */
+const AIPL_ACTIONS = new Set([
+  ...CHAT_ACTIONS,
+  'thought',
+  'thought_exact',
+  'thought_qa',
+  'set_prompt',
+  'append_prompt',
+]);
+
+export function takesAipl(action: string): boolean {
+  return AIPL_ACTIONS.has(action);
+}
+
 /** Parses every string of a node; problems are returned, not thrown, so a linter can report them all. */
 export function compileNode(spec: NodeSpec): { node: CompiledNode; problems: ParseProblem[] } {
   const problems: ParseProblem[] = [];

@@ -209,6 +209,28 @@ export const graphConfigSchema = z.object({
     .describe(
       'Long-term memory, kept in WORKSPACE/.meta-agent/memory/NAMESPACE: code nodes get `memory.add(text, meta?)` and `memory.search(query, k)`, and goal_loop nodes remember and recall in it.',
     ),
+  aipl: z
+    .object({
+      votes: z
+        .union([z.literal(1), z.literal(3), z.literal(5)])
+        .default(1)
+        .describe('Calls per soft function (isEvening(…)); the majority decides.'),
+      voteTemperature: z
+        .number()
+        .min(0)
+        .max(2)
+        .default(0.7)
+        .describe('Sampling temperature of the votes when there are several (one call is asked at 0).'),
+      concurrency: z.number().int().min(1).max(64).default(8).describe('Model calls in flight at once.'),
+      functions: z
+        .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string())
+        .default({})
+        .describe('Natural-language definitions of soft functions, shown to the model with the call.'),
+    })
+    .optional()
+    .describe(
+      'AIPL templates (seed 002): the prompt, set_prompt and append_prompt nodes, and chat and thought instructions are re-rendered every turn from state the model updates. Autogram variables read as {vars.name}; code reads the state as `aipl.ns.key`.',
+    ),
   selfReferential: z.boolean().default(false),
   selfEditLimits: z
     .object({

@@ -29,6 +29,8 @@ export interface ClassifyRequest {
    * interjections less likely than "None of the above" this way).
    */
   penalties?: number[];
+  /** Sampling temperature; default 0. Votes (several calls whose majority decides) need more. */
+  temperature?: number;
 }
 
 export interface Classification {
@@ -85,7 +87,7 @@ export async function classify(model: LanguageModel, request: ClassifyRequest): 
       model.complete({
         messages: conversation,
         maxTokens: attempt === 1 ? 1 : RETRY_MAX_TOKENS,
-        temperature: 0,
+        temperature: request.temperature ?? 0,
         logitBias,
         purpose: request.purpose ?? 'classify',
       }),

@@ -1,0 +1,199 @@
+/**
+ * AIPL's grammar, in Peggy (a PEG parser generator). The parser is generated from it on first use, once
+ * per process. Its actions build raw parts: comments are kept as `{ kind: 'comment' }` markers and texts
+ * come one character at a time; parse.ts merges them, and drops the lines that only held comments,
+ * updates or a block's parentheses.
+ *
+ * What the grammar decides where the seed is silent (README, "AIPL"):
+ * - `((`, `(#` and `(=` always open AIPL; `\(` writes a literal parenthesis.
+ * - `{` opens a reference only when a name follows it (`{ns.key}`, `{{ns.key}}`); any other `{` is text,
+ *   so JSON in a prompt needs no escaping.
+ * - A block's condition stands on its opening line(s): a line break may follow an operator or an open
+ *   parenthesis but not precede an operator, and the condition's own `)` may be left open (as in the
+ *   seed's advanced example) or closed. Its text starts on the next line.
+ * - Inside a block, parentheses in text must balance, since `)` closes the block.
+ * - A conditional update is `(condition ? "question" -> ns.key)`; the quote after `?` is what tells it
+ *   from text like "(ready?)". C's `?:` operator is not part of AIPL's expressions.
+ */
+import peggy from 'peggy';
+
+export const GRAMMAR = String.raw`
+{
+  function here() {
+    const start = location().start;
+    return { line: start.line, column: start.column };
+  }
+  function pos(where) {
+    return { line: where.start.line, column: where.start.column };
+  }
+  function textPart(text) {
+    return { kind: 'text', text };
+  }
+  const SPECIAL = ['char', 'user', 'assistant', 'date', 'time'];
+  function refName(parts, where) {
+    const shown = '{' + parts.join('.') + '}';
+    if (parts.length === 1) {
+      const name = parts[0].toLowerCase();
+      if (SPECIAL.includes(name)) return { kind: 'special', name };
+      error(shown + ' is not a name AIPL knows: a state name has a namespace, like {ns.' + parts[0] + '}, and the special names are {char}, {user}, {assistant}, {date} and {time}', where);
+    }
+    if (parts.length > 2) error(shown + ' has ' + parts.length + ' parts: a state name is exactly namespace.key', where);
+    return name2(parts[0], parts[1]);
+  }
+  function name2(namespace, key) {
+    if (namespace.toLowerCase() === 'vars') return { kind: 'var', name: key };
+    return { kind: 'state', namespace: namespace.toLowerCase(), key: key.toLowerCase() };
+  }
+  function target(namespace, key, where) {
+    if (namespace.toLowerCase() === 'vars') error('an update cannot store into vars.' + key + ': vars. names are the autogram\'s variables, which AIPL only reads', where);
+    return { namespace: namespace.toLowerCase(), key: key.toLowerCase() };
+  }
+  function ref(parts, fallback, where) {
+    const part = { kind: 'ref', name: refName(parts, where), at: pos(where) };
+    if (fallback !== null) part.fallback = fallback;
+    return part;
+  }
+  function stringParts(chars) {
+    const parts = [];
+    for (const c of chars) {
+      const last = parts[parts.length - 1];
+      if (typeof c !== 'string') parts.push(c);
+      else if (last && last.kind === 'text') last.text += c;
+      else parts.push(textPart(c));
+    }
+    return parts;
+  }
+  function fold(head, tail, kind) {
+    return tail.reduce((left, right) => ({ kind, left, right }), head);
+  }
+}
+
+Template = @TopPart* End
+
+TopPart = Silent / Ref / t:TopChar { return textPart(t); }
+
+BodyPart = Silent / Ref / Group / t:BodyChar { return textPart(t); }
+
+Silent = Comment / Update / Block
+
+Comment
+  = open:Open "(#" CommentText (")" / End { error('this comment is not closed: end it with ")"', open); })
+    { return { kind: 'comment' }; }
+
+CommentText = ("\\" . / "(" CommentText ")" / [^()\\])*
+
+Update = ConditionalUpdate / PlainUpdate
+
+PlainUpdate
+  = open:Open "(=" __ question:Question __ Arrow __ target:Target __ Close
+    { return { kind: 'update', question, target, at: pos(open) }; }
+
+ConditionalUpdate
+  = &("(" __ Expr __ "?" __ '"') open:Open "(" __ condition:Expr __ "?" __ question:Question __ Arrow __ target:Target __ Close
+    { return { kind: 'update', condition, question, target, at: pos(open) }; }
+
+Block
+  = open:Open "((" __ condition:Expr _h ")"? _h BlockLineEnd body:BodyPart*
+    (")" / End { error('the block opened here is not closed: end it with ")" (parentheses in its text must balance; write \\( or \\) for a lone one)', open); })
+    { return { kind: 'block', condition, body: body.flat(), at: pos(open) }; }
+
+Group = "(" ![(#=] inner:BodyPart* ")" { return [textPart('('), ...inner.flat(), textPart(')')]; }
+
+Open = "" { return location(); }
+
+Question "a quoted question" = question:String { return question.parts; }
+
+Arrow "\"->\"" = "->"
+
+Close "\")\"" = ")"
+
+Target "a state name like ns.key"
+  = where:Open namespace:Ident "." key:Ident !("." Ident) { return target(namespace, key, where); }
+
+BlockLineEnd "a line break (a block's text starts on the line after its condition)" = "\r\n" / "\n"
+
+TopChar = Escape / @"(" ![(#=] / ")" / PlainChar
+
+BodyChar = Escape / PlainChar
+
+PlainChar = @"{" !RefStart / $[^(){\\]+
+
+Escape = "\\" @[(){}\\] / "\\"
+
+RefStart = "{"? IdentChar
+
+Ref
+  = where:Open "{{" parts:NameParts fallback:Fallback? "}}" { return ref(parts, fallback, where); }
+  / where:Open "{" parts:NameParts fallback:Fallback? "}" { return ref(parts, fallback, where); }
+
+NameParts = head:Ident tail:("." @Ident)* { return [head, ...tail]; }
+
+Fallback = ":" chars:(Escape / [^}\\])* { return chars.join(''); }
+
+Expr "an expression" = Or
+
+Or = head:And tail:(_h "||" __ @And)* { return fold(head, tail, 'or'); }
+
+And = head:Compare tail:(_h "&&" __ @Compare)* { return fold(head, tail, 'and'); }
+
+Compare
+  = left:Unary op:(_h @CompareOp __) right:Unary { return { kind: 'compare', op, left, right }; }
+  / Unary
+
+CompareOp = "==" / "!=" / "<=" / ">=" / "<" / ">"
+
+Unary = "!" __ operand:Unary { return { kind: 'not', operand }; } / Primary
+
+Primary
+  = "(" __ @Expr __ ")"
+  / Number
+  / Boolean
+  / String
+  / Call
+  / ExprRef
+  / StateName
+
+Number "a number"
+  = digits:$("-"? [0-9]+ ("." [0-9]+)?) !IdentChar { return { kind: 'literal', value: Number(digits) }; }
+
+Boolean = value:("true"i / "false"i) !IdentChar { return { kind: 'literal', value: value.toLowerCase() === 'true' }; }
+
+String "a quoted string"
+  = '"' chars:StringChar* '"' { return { kind: 'string', parts: stringParts(chars) }; }
+
+StringChar = "\\" @[(){}\\"] / "\\" / Ref / @"{" !RefStart / $[^"\\{]+
+
+Call
+  = where:Open fn:$([A-Za-z_] IdentChar*) _h "(" __ args:ArgList? __ ")"
+    { return { kind: 'call', fn, args: args ?? [], at: pos(where) }; }
+
+ArgList = head:Expr tail:(__ "," __ @Expr)* { return [head, ...tail]; }
+
+ExprRef = r:Ref {
+  const expr = { kind: 'name', name: r.name, at: r.at };
+  if (r.fallback !== undefined) expr.fallback = r.fallback;
+  return expr;
+}
+
+StateName "a state name like ns.key"
+  = where:Open namespace:Ident "." key:Ident !("." Ident) !IdentChar
+    { return { kind: 'name', name: name2(namespace, key), at: pos(where) }; }
+
+Ident = $IdentChar+
+
+IdentChar = [A-Za-z0-9_]
+
+_h "whitespace" = [ \t]*
+
+__ "whitespace" = [ \t\r\n]*
+
+End "end of template" = !.
+`;
+
+let parser: peggy.Parser | undefined;
+
+/** The parser generated from GRAMMAR, made on first use. */
+export function aiplParser(): peggy.Parser {
+  parser ??= peggy.generate(GRAMMAR, { grammarSource: 'aipl' });
+  return parser;
+}

@@ -1,0 +1,135 @@
+/**
+ * Parses AIPL templates (seed 002) into the typed tree of ast.ts. A template either parses whole or not at
+ * all: a syntax error is an AiplSyntaxError naming the line and column, and nothing is rendered half.
+ *
+ * Lines that only hold AIPL (a comment, an update, a block's opening condition or its closing `)`) leave
+ * nothing behind when rendered, not even their line break, as Mustache treats its standalone tags; so a
+ * template can be laid out one construct a line without filling the prompt with blank lines.
+ */
+import { UserError } from '../errors.js';
+import type { Part, Position, Template, TextPart } from './ast.js';
+import { aiplParser } from './grammar.js';
+
+/** A part as the grammar builds it: comments are still there, to know which lines held only AIPL. */
+type RawPart = Part | { kind: 'comment' };
+
+/** A template that does not parse: where, and what was expected there. */
+export class AiplSyntaxError extends UserError {
+  constructor(
+    /** What the template is, e.g. `sales.aipl` or `node "greet" instruction`. */
+    readonly origin: string,
+    readonly at: Position,
+    /** The problem, without its place. */
+    readonly problem: string,
+    /** The template's line with a caret under the column. */
+    readonly excerpt: string,
+  ) {
+    super(`${origin}:${at.line}:${at.column}: ${problem}`, 2, excerpt);
+  }
+}
+
+/** What a Peggy syntax error carries that we read. */
+interface PeggyError {
+  message: string;
+  location: { start: { line: number; column: number } };
+  expected: { type: string; description?: string; text?: string }[] | null;
+  found: string | null;
+}
+
+function isPeggyError(error: unknown): error is PeggyError {
+  return error instanceof Error && 'location' in error && 'expected' in error;
+}
+
+/** Parses `source`; `origin` names it in error messages. */
+export function parseTemplate(source: string, origin = 'template'): Template {
+  let raw: RawPart[];
+  try {
+    raw = aiplParser().parse(source) as RawPart[];
+  } catch (error) {
+    if (!isPeggyError(error)) throw error;
+    const at = { line: error.location.start.line, column: error.location.start.column };
+    throw new AiplSyntaxError(origin, at, problemOf(error), excerpt(source, at));
+  }
+  return { parts: settle(raw), source };
+}
+
+/** A Peggy error in words: ours as written, or "expected …, found …" without the whitespace noise. */
+function problemOf(error: PeggyError): string {
+  if (error.expected === null) return error.message;
+  const wanted = [
+    ...new Set(
+      error.expected
+        .filter((e) => e.type !== 'class' && e.description !== 'whitespace')
+        .map((e) => e.description ?? (e.text === undefined ? e.type : JSON.stringify(e.text))),
+    ),
+  ];
+  const found = error.found === null ? 'the end of the template' : JSON.stringify(error.found);
+  const expected =
+    wanted.length <= 1
+      ? (wanted[0] ?? 'something else')
+      : `${wanted.slice(0, -1).join(', ')} or ${wanted.at(-1)}`;
+  return `expected ${expected}, found ${found}`;
+}
+
+function excerpt(source: string, at: Position): string {
+  const line = source.split(/\r?\n/)[at.line - 1] ?? '';
+  return `${at.line} | ${line}\n${' '.repeat(String(at.line).length)} | ${' '.repeat(at.column - 1)}^`;
+}
+
+/** Merges adjacent texts, removes the lines that only held AIPL, drops comments; blocks recursively. */
+function settle(raw: RawPart[]): Part[] {
+  const parts = mergeTexts(raw);
+  const texts = parts.map((part) => (part.kind === 'text' ? part.text : undefined));
+  parts.forEach((part, i) => {
+    if (part.kind === 'text' || part.kind === 'ref') return;
+    const before = i === 0 ? '' : texts[i - 1];
+    const after = i === parts.length - 1 ? '' : texts[i + 1];
+    const startsLine =
+      before !== undefined && (i === 1 || i === 0 ? /(^|\n)[ \t]*$/ : /\n[ \t]*$/).test(before);
+    const endsLine = after !== undefined && /^[ \t]*(\r?\n|$)/.test(after);
+    if (part.kind === 'block') {
+      // The opening line's break is the grammar's; its indentation goes with it.
+      if (startsLine) trimEnd(parts, i - 1);
+      const body = mergeTexts(part.body);
+      const last = body.at(-1);
+      if (endsLine && last?.kind === 'text' && /(^|\n)[ \t]*$/.test(last.text)) {
+        last.text = last.text.replace(/[ \t]*$/, '');
+        trimStartLine(parts, i + 1);
+      }
+      part.body = settle(body);
+    } else if (startsLine && endsLine) {
+      trimEnd(parts, i - 1);
+      trimStartLine(parts, i + 1);
+    }
+  });
+  return parts.filter(
+    (part): part is Part => part.kind !== 'comment' && !(part.kind === 'text' && part.text === ''),
+  );
+}
+
+function mergeTexts(raw: RawPart[]): RawPart[] {
+  const merged: RawPart[] = [];
+  for (const part of raw) {
+    const last = merged.at(-1);
+    if (part.kind === 'text' && last?.kind === 'text') last.text += part.text;
+    else merged.push(part.kind === 'text' ? { ...part } : part);
+  }
+  return merged;
+}
+
+function textAt(parts: RawPart[], i: number): TextPart | undefined {
+  const part = parts[i];
+  return part?.kind === 'text' ? part : undefined;
+}
+
+/** Removes the indentation that ends the text at `i`. */
+function trimEnd(parts: RawPart[], i: number): void {
+  const text = textAt(parts, i);
+  if (text) text.text = text.text.replace(/[ \t]*$/, '');
+}
+
+/** Removes the blanks and the line break that start the text at `i`. */
+function trimStartLine(parts: RawPart[], i: number): void {
+  const text = textAt(parts, i);
+  if (text) text.text = text.text.replace(/^[ \t]*\r?\n?/, '');
+}
