@@ -6,14 +6,16 @@
  * its caller.
  */
 import type { ConversationState } from '../engine/state.js';
+import { aiplViewOf } from './aipl-view.js';
 import type { Decision, RunState, TranscriptEntry } from './run-state.js';
 
 /** The parts of the run state a saved conversation fills in. */
-export type ResumedRun = Pick<RunState, 'transcript' | 'current' | 'visited'>;
+export type ResumedRun = Pick<RunState, 'transcript' | 'current' | 'visited' | 'aipl'>;
 
 /**
  * The transcript of `state`'s turns, oldest first: the user reply each turn consumed, then the agent's
- * reply, with the thoughts since the previous reply folded under it as its decisions.
+ * reply, with the thoughts since the previous reply folded under it as its decisions. The AIPL values
+ * are the latest of its log.
  */
 export function resumedRun(state: ConversationState): ResumedRun {
   const transcript: TranscriptEntry[] = [];
@@ -34,5 +36,10 @@ export function resumedRun(state: ConversationState): ResumedRun {
     thoughts = [];
   }
   const visited = new Set(Object.keys(state.visits).filter((node) => state.visits[node]! > 0));
-  return { transcript, current: state.current, visited };
+  return {
+    transcript,
+    current: state.current,
+    visited,
+    ...(state.aipl ? { aipl: aiplViewOf(state.aipl) } : {}),
+  };
 }

@@ -5,6 +5,7 @@
  */
 import type { AgentEvent, TransitionKind } from '../events.js';
 import type { ModelRole } from '../llm/types.js';
+import { foldAiplPhase, type AiplView } from './aipl-view.js';
 import { appendBounded, type DesignStage, reduceStage } from './stages.js';
 
 /** One step of reasoning behind a reply, folded under it in the transcript. */
@@ -93,6 +94,8 @@ export interface RunState {
   scripted: boolean;
   stages: DesignStage[];
   errorCount: number;
+  /** The conversation's AIPL state, when its graph uses AIPL (config.aipl) or it was saved with one. */
+  aipl?: AiplView;
   /** A run has started; `startedAt` is then the time of its first start, else of the first render. */
   started: boolean;
   startedAt: number;
@@ -246,6 +249,8 @@ export function reduceRunState(state: RunState, action: RunAction): RunState {
       return applyEdit(state, event, action.names);
     case 'design.stage':
       return { ...state, stages: reduceStage(state.stages, event) };
+    case 'aipl.phase':
+      return { ...state, aipl: foldAiplPhase(state.aipl, event) };
     case 'error': {
       const entry: TranscriptEntry = {
         id: state.transcript.length,

@@ -5,6 +5,7 @@
 import type { ConversationState } from '../engine/state.js';
 import type { AgentEvent, EventBus } from '../events.js';
 import type { GraphView } from '../graph/view.js';
+import { emptyAiplView } from './aipl-view.js';
 import { resumedRun } from './resume.js';
 import { initialRunState, reduceRunState, type RunAction, type RunState } from './run-state.js';
 
@@ -38,6 +39,8 @@ export function createRunStore(
   const names = (): string[] => graph?.nodes().map((n) => n.name) ?? [];
   let state: RunState = {
     ...initialRunState({ name: graph?.name ?? '', version: graph?.version ?? 0, names: names() }, now()),
+    // A new conversation on an AIPL graph has an empty AIPL state (engine/state.ts, newState).
+    ...(graph?.config.aipl ? { aipl: emptyAiplView() } : {}),
     ...(options.resumed ? resumedRun(options.resumed) : {}),
   };
   const listeners = new Set<() => void>();

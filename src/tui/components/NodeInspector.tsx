@@ -1,6 +1,7 @@
 import { Box, Text } from 'ink';
 import { memo } from 'react';
 import type { NodeSpec } from '../../graph/schema.js';
+import { aiplLines, type AiplView } from '../aipl-view.js';
 import type { NodeMarks } from '../marks.js';
 import { nodeFieldLines } from '../node-fields.js';
 import { offsetWindow } from '../scroll.js';
@@ -12,6 +13,8 @@ export interface NodeInspectorProps {
   marks?: NodeMarks;
   /** The versions of the marked edits (`v4`, `v3–v5`), named when the node was added or changed. */
   editVersions: string | undefined;
+  /** The conversation's AIPL state, listed after the node's fields; absent when it has none. */
+  aipl?: AiplView;
   /** First field line shown (PgUp/PgDn move it). */
   scroll: number;
   focused: boolean;
@@ -19,9 +22,13 @@ export interface NodeInspectorProps {
   width: number;
 }
 
-/** Every field of the selected node, empty ones included, scrolled with PgUp/PgDn. */
+/**
+ * Every field of the selected node, empty ones included, then the conversation's AIPL state, scrolled
+ * with PgUp/PgDn. The AIPL state belongs to no node, but it is what shapes the next prompt, so it sits
+ * with the fields that do.
+ */
 export const NodeInspector = memo(function NodeInspector(props: NodeInspectorProps) {
-  const { node, marks, scroll, focused, height, width } = props;
+  const { node, marks, aipl, scroll, focused, height, width } = props;
   const theme = useTheme();
   if (!node)
     return (
@@ -29,7 +36,7 @@ export const NodeInspector = memo(function NodeInspector(props: NodeInspectorPro
         <PanelTitle title="Node" note="no node selected" focused={focused} />
       </Box>
     );
-  const lines = nodeFieldLines(node, width - 2);
+  const lines = [...nodeFieldLines(node, width - 2), ...(aipl ? aiplLines(aipl, width - 2) : [])];
   const view = offsetWindow(lines.length, scroll, Math.max(height - 1, 1));
   return (
     <Box flexDirection="column" height={height} overflow="hidden">

@@ -121,6 +121,7 @@ export function ChatLayout(props: ChatLayoutProps) {
                   node={selectedSpec}
                   marks={selected !== undefined ? nodeMarks(selected, state) : undefined}
                   editVersions={state.lastEdit ? versionRange(state.lastEdit) : undefined}
+                  aipl={state.aipl}
                   scroll={ui.inspectorScroll}
                   focused={ui.focus === 'inspector'}
                   height={heights.panels}
