@@ -89,19 +89,26 @@ PlainUpdate
     { return { kind: 'update', question, target, at: pos(open) }; }
 
 ConditionalUpdate
-  = &("(" __ Expr __ "?" __ '"') open:Open "(" __ condition:Expr __ "?" __ question:Question __ Arrow __ target:Target __ Close
+  = &ConditionalStart open:Open "(" __ condition:Expr __ "?" __ question:Question __ Arrow __ target:Target __ Close
     { return { kind: 'update', condition, question, target, at: pos(open) }; }
 
 Block
-  = open:Open "((" __ condition:Expr _h ")"? _h BlockLineEnd body:BodyPart*
+  = open:Open "((" __ condition:Expr _h ")"? _h BlockLineEnd MisplacedOperator? body:BodyPart*
     (")" / End { error('the block opened here is not closed: end it with ")" (parentheses in its text must balance; write \\( or \\) for a lone one)', open); })
     { return { kind: 'block', condition, body: body.flat(), at: pos(open) }; }
 
-Group = "(" ![(#=] inner:BodyPart* ")" { return [textPart('('), ...inner.flat(), textPart(')')]; }
+MisplacedOperator
+  = _h ("&&" / "||") { error('a condition goes on to the next line only after an operator: end the line above with it instead'); }
+
+ConditionalStart = "(" __ Expr __ "?" __ '"'
+
+Group = !ConditionalStart "(" ![(#=] inner:BodyPart* ")" { return [textPart('('), ...inner.flat(), textPart(')')]; }
 
 Open = "" { return location(); }
 
-Question "a quoted question" = question:String { return question.parts; }
+Question = QuestionQuote @StringBody
+
+QuestionQuote "a quoted question" = '"'
 
 Arrow "\"->\"" = "->"
 
@@ -112,7 +119,7 @@ Target "a state name like ns.key"
 
 BlockLineEnd "a line break (a block's text starts on the line after its condition)" = "\r\n" / "\n"
 
-TopChar = Escape / @"(" ![(#=] / ")" / PlainChar
+TopChar = Escape / !ConditionalStart @"(" ![(#=] / ")" / PlainChar
 
 BodyChar = Escape / PlainChar
 
@@ -130,7 +137,7 @@ NameParts = head:Ident tail:("." @Ident)* { return [head, ...tail]; }
 
 Fallback = ":" chars:(Escape / [^}\\])* { return chars.join(''); }
 
-Expr "an expression" = Or
+Expr = Or
 
 Or = head:And tail:(_h "||" __ @And)* { return fold(head, tail, 'or'); }
 
@@ -146,25 +153,29 @@ Unary = "!" __ operand:Unary { return { kind: 'not', operand }; } / Primary
 
 Primary
   = "(" __ @Expr __ ")"
-  / Number
-  / Boolean
   / String
   / Call
   / ExprRef
-  / StateName
+  / Value
 
-Number "a number"
-  = digits:$("-"? [0-9]+ ("." [0-9]+)?) !IdentChar { return { kind: 'literal', value: Number(digits) }; }
+Value "a value" = Number / Boolean / StateName
+
+Number = digits:$("-"? [0-9]+ ("." [0-9]+)?) !IdentChar { return { kind: 'literal', value: Number(digits) }; }
 
 Boolean = value:("true"i / "false"i) !IdentChar { return { kind: 'literal', value: value.toLowerCase() === 'true' }; }
 
-String "a quoted string"
-  = '"' chars:StringChar* '"' { return { kind: 'string', parts: stringParts(chars) }; }
+String = StringQuote parts:StringBody { return { kind: 'string', parts }; }
+
+StringQuote "a quoted string" = '"'
+
+StringBody = chars:StringChar* CloseQuote { return stringParts(chars); }
+
+CloseQuote "the closing quote" = '"'
 
 StringChar = "\\" @[(){}\\"] / "\\" / Ref / @"{" !RefStart / $[^"\\{]+
 
 Call
-  = where:Open fn:$([A-Za-z_] IdentChar*) _h "(" __ args:ArgList? __ ")"
+  = where:Open fn:FunctionName _h "(" __ args:ArgList? __ ")"
     { return { kind: 'call', fn, args: args ?? [], at: pos(where) }; }
 
 ArgList = head:Expr tail:(__ "," __ @Expr)* { return [head, ...tail]; }
@@ -175,7 +186,9 @@ ExprRef = r:Ref {
   return expr;
 }
 
-StateName "a state name like ns.key"
+FunctionName "a function name" = @$([A-Za-z_] IdentChar*) &(_h "(")
+
+StateName
   = where:Open namespace:Ident "." key:Ident !("." Ident) !IdentChar
     { return { kind: 'name', name: name2(namespace, key), at: pos(where) }; }
 

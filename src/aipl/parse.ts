@@ -53,16 +53,33 @@ export function parseTemplate(source: string, origin = 'template'): Template {
   return { parts: settle(raw), source };
 }
 
+/** What the grammar expects where an expression starts (grammar.ts `Primary`). */
+const EXPRESSION_STARTS = new Set([
+  '"("',
+  '"!"',
+  'a quoted string',
+  'a function name',
+  '"{"',
+  '"{{"',
+  'a value',
+]);
+
+/** What text may go on with: never what is missing. */
+const TEXT_STARTS = new Set(['\\', '{', '{{']);
+
 /** A Peggy error in words: ours as written, or "expected …, found …" without the whitespace noise. */
 function problemOf(error: PeggyError): string {
   if (error.expected === null) return error.message;
   const wanted = [
     ...new Set(
       error.expected
-        .filter((e) => e.type !== 'class' && e.description !== 'whitespace')
+        .filter((e) => e.type !== 'class' && e.description !== 'whitespace' && !TEXT_STARTS.has(e.text ?? ''))
         .map((e) => e.description ?? (e.text === undefined ? e.type : JSON.stringify(e.text))),
     ),
   ];
+  // Where an expression may start, every way to start one is expected: say so in one word.
+  if (wanted.includes('a value'))
+    wanted.splice(0, wanted.length, 'an expression', ...wanted.filter((w) => !EXPRESSION_STARTS.has(w)));
   const found = error.found === null ? 'the end of the template' : JSON.stringify(error.found);
   const expected =
     wanted.length <= 1

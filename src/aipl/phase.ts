@@ -247,8 +247,8 @@ export function softPrompt(ask: { fn: string; call: string }, settings: AiplSett
 }
 
 function softValuePrompt(ask: { fn: string; call: string; as: string }, settings: AiplSettings): string {
-  const what = ask.as === 'number' ? 'a number, in digits' : 'its value';
-  return `${definitionOf(ask.fn, settings)}How would the following function evaluate? ${ask.call}\nAnswer with ${what} alone.`;
+  const answer = ask.as === 'number' ? 'a number alone, in digits' : 'its value alone';
+  return `${definitionOf(ask.fn, settings)}How would the following function evaluate? ${ask.call}\nAnswer with ${answer}.`;
 }
 
 function coercePrompt(text: string, as: 'number' | 'boolean'): string {
