@@ -65,7 +65,7 @@ export function renderText(
     at = close.index + 1;
   }
   out += embed(text.slice(at), variables, where, valueText);
-  return { text: out.replace(/\\(\?\{|\})/g, '$1'), shownConditional };
+  return { text: out, shownConditional };
 }
 
 /** `renderText` when only the text matters. */
@@ -99,7 +99,8 @@ function embed(
   where: TemplateSite,
   valueText: (value: unknown) => string,
 ): string {
-  return text.replace(REFERENCE, (_match, name: string | undefined) => {
+  // The escapes of conditional text are the template's own: a value is embedded as it is.
+  return text.replace(/\\(\?\{|\})/g, '$1').replace(REFERENCE, (_match, name: string | undefined) => {
     if (name === undefined) return '$';
     if (!Object.hasOwn(variables, name)) {
       const known = Object.keys(variables).filter((k) => !k.startsWith('_'));

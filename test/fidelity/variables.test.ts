@@ -64,8 +64,9 @@ describe('conditional text ?{ … } (autograms/autogram_utils.py:590-654)', () =
     });
   });
 
-  it('reads \\?{ and \\} as literal text, and a $var outside conditional text must be defined', () => {
+  it('reads \\?{ and \\} in the text as literal text, embeds values as they are, and a $var outside conditional text must be defined', () => {
     expect(renderText('Reply in JSON: \\?{"a": 1\\}', {}, where).text).toBe('Reply in JSON: ?{"a": 1}');
+    expect(renderText('Path: $path', { path: 'C:\\?{x\\}' }, where).text).toBe('Path: C:\\?{x\\}');
     expect(() => renderText('Hi $name', {}, where)).toThrow(
       /uses \$name, but no variable "name" is in scope/,
     );
