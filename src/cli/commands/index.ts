@@ -12,6 +12,7 @@ import { register as registerSimulate } from './simulate.js';
 import { register as registerRun } from './run.js';
 import { register as registerMemory } from './memory.js';
 import { register as registerFlow } from './flow.js';
+import { register as registerAipl } from './aipl.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -31,6 +32,7 @@ export const commands: RegisterCommand[] = [
   registerRun,
   registerMemory,
   registerFlow,
+  registerAipl,
   registerValidate,
   registerShow,
   registerExport,
