@@ -17,7 +17,7 @@ import type { EventBus } from '../events.js';
 import { classify } from '../llm/classify.js';
 import type { ChatMessage, LanguageModel } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
-import type { SpecialName, Template } from './ast.js';
+import type { Part, SpecialName, Template } from './ast.js';
 import { walkTemplate, type Answers, type Ask, type Scope, type Value } from './evaluate.js';
 import { renderParts } from './render.js';
 import { latestValues, type AiplEntry, type AiplState } from './state.js';
@@ -107,16 +107,22 @@ export async function renderWithModel(input: PhaseInput): Promise<PhaseResult> {
   const counts = { calls: calls.made, cached: [...read].filter((key) => earlier.has(key)).length };
 
   const ms = Math.round(performance.now() - started);
-  input.events?.emit({
-    type: 'aipl.phase',
-    label: input.label,
-    turn: input.state.turn,
-    calls: counts.calls,
-    cached: counts.cached,
-    ms,
-    stored: stored.map(({ name, value }) => ({ name, value })),
-  });
+  if (hasModelWork(input.template.parts))
+    input.events?.emit({
+      type: 'aipl.phase',
+      label: input.label,
+      turn: input.state.turn,
+      calls: counts.calls,
+      cached: counts.cached,
+      ms,
+      stored: stored.map(({ name, value }) => ({ name, value })),
+    });
   return { text, stored, calls: counts.calls, cached: counts.cached, ms };
+}
+
+/** Whether a template has a model-update phase at all: an update or a block; else it only fills in names. */
+function hasModelWork(parts: readonly Part[]): boolean {
+  return parts.some((part) => part.kind === 'update' || part.kind === 'block');
 }
 
 function scopeOf(input: PhaseInput): Scope {
