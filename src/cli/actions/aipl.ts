@@ -14,7 +14,7 @@ import { UserError } from '../../errors.js';
 import { withoutBom } from '../../graph/json-syntax.js';
 import { graphConfigSchema } from '../../graph/schema.js';
 import type { ChatMessage, CompletionRequest, LanguageModel, ModelSet } from '../../llm/types.js';
-import type { AiplCheckOptions, AiplRenderOptions } from '../commands/aipl.js';
+import { STATE_NAME, type AiplCheckOptions, type AiplRenderOptions } from '../commands/aipl.js';
 import { hasModelFlags, modelsFromOptions } from '../model-options.js';
 import { isStateText, replay } from '../state-file.js';
 import { writeErr, writeOut } from '../terminal.js';
@@ -216,9 +216,6 @@ async function readStart(path: string): Promise<Start> {
   for (const [name, value] of valuesIn(text, path)) setValue(start, name, value);
   return start;
 }
-
-/** A state name as templates write it (AIPL names are letters, digits and `_`). */
-const STATE_NAME = /^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/;
 
 /** The shapes of a values file. */
 const VALUES = '{"ns.key": "value"} or {"ns": {"key": "value"}}, values as strings';

@@ -106,14 +106,14 @@ export function register(program: Command): void {
     });
 }
 
-/** A state name as templates write it (AIPL names are letters, digits and `_`). */
-const NAME = /^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/;
+/** A name as templates write it, `ns.key` (AIPL names are letters, digits and `_`); `vars.name` too. */
+export const STATE_NAME = /^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/;
 
 /** `ns.key=value` appended to the values given so far. */
 function setPair(pair: string, previous: [string, string][] | undefined): [string, string][] {
   const at = pair.indexOf('=');
   const name = at < 0 ? '' : pair.slice(0, at).trim();
-  if (!NAME.test(name))
+  if (!STATE_NAME.test(name))
     throw new InvalidArgumentError('expected ns.key=value, e.g. --set prospect.name=Dana');
   return [...(previous ?? []), [name, pair.slice(at + 1)]];
 }
