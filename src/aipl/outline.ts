@@ -11,7 +11,10 @@ export interface TemplateOutline {
   updates: number;
   /** Blocks, `((condition …)`, at any depth. */
   blocks: number;
-  /** `{…}` references, in text and inside quoted strings (questions, arguments). */
+  /**
+   * Places that read a name: `{…}` in text and in quoted strings, and names in conditions and arguments,
+   * the special names included.
+   */
   references: number;
   /**
    * Names whose values the template reads: state names as `ns.key` (lower-cased, as AIPL stores them)
@@ -33,15 +36,12 @@ export function outlineTemplate(template: Template): TemplateOutline {
   const softFunctions = new Set<string>();
 
   const read = (name: Name): void => {
+    counts.references += 1;
     if (name.kind === 'state') reads.add(`${name.namespace}.${name.key}`);
     else if (name.kind === 'var') reads.add(`vars.${name.name}`);
   };
   const visitString = (parts: StringParts): void => {
-    for (const part of parts)
-      if (part.kind === 'ref') {
-        counts.references += 1;
-        read(part.name);
-      }
+    for (const part of parts) if (part.kind === 'ref') read(part.name);
   };
   const visitExpr = (expr: Expr): void => {
     switch (expr.kind) {
@@ -69,7 +69,6 @@ export function outlineTemplate(template: Template): TemplateOutline {
         case 'text':
           break;
         case 'ref':
-          counts.references += 1;
           read(part.name);
           break;
         case 'update':

@@ -16,7 +16,7 @@ describe('outlineTemplate', () => {
     });
   });
 
-  it('counts references and lists the state names they read, lower-cased, once each', () => {
+  it('counts every reference, specials too, and lists the state names read, lower-cased, once each', () => {
     const summary = outline(
       '{char} likes {Mood.Recent:happy} and {{mood.recent}}, not {environment.dangers}.',
     );
@@ -45,7 +45,7 @@ describe('outlineTemplate', () => {
     expect(summary.updates).toBe(2);
     expect(summary.writes).toEqual(['userinfo.school', 'userinfo.wifename']);
     expect(summary.reads).toEqual(['userinfo.children', 'family.note']);
-    expect(summary.references).toBe(3);
+    expect(summary.references).toBe(4);
   });
 
   it('walks nested blocks, collecting soft functions by their spelling', () => {
@@ -66,6 +66,8 @@ describe('outlineTemplate', () => {
     expect(summary.blocks).toBe(3);
     expect(summary.updates).toBe(1);
     expect(summary.softFunctions).toEqual(['isAngryConversation', 'isCalmCharacter', 'isEvening']);
+    // {conversation.summary}, {userInfo.personality}, {time}, {user} and {time} again.
+    expect(summary.references).toBe(5);
     expect(summary.reads).toEqual(['conversation.summary', 'userinfo.personality']);
     expect(summary.writes).toEqual(['userinfo.school']);
   });
@@ -74,6 +76,7 @@ describe('outlineTemplate', () => {
     const summary = outline('((score(deal.notes, "{deal.stage}") >= 3 || deal.closed\nHot lead.\n)\n');
     expect(summary.softFunctions).toEqual(['score']);
     expect(summary.reads).toEqual(['deal.notes', 'deal.stage', 'deal.closed']);
+    expect(summary.references).toBe(3);
   });
 
   it('ignores comments', () => {

@@ -27,7 +27,7 @@ describe('meta-agent aipl check', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       [
-        'sales.aipl: ok, 1 update, 2 blocks, 7 references',
+        'sales.aipl: ok, 1 update, 2 blocks, 8 references',
         '  reads: prospect.name, prospect.company, prospect.notes',
         '  writes: prospect.name',
         '  soft functions: isInterestedInDemo',
@@ -39,7 +39,7 @@ describe('meta-agent aipl check', () => {
   it('shows where a template does not parse, line and column with a caret, and exits 1', async () => {
     const result = await aipl(['check', 'greeting.aipl', 'broken.aipl']);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('greeting.aipl: ok, 0 updates, 1 block, 6 references\n');
+    expect(result.stdout).toContain('greeting.aipl: ok, 0 updates, 1 block, 7 references\n');
     expect(result.stdout).toMatch(
       /broken\.aipl:4:30: .+\n4 \| \(= "Where does \{user\} work\?" prospect\.company\)\n {2}\| {30}\^\n$/,
     );
@@ -54,7 +54,7 @@ describe('meta-agent aipl check', () => {
       ok: true,
       updates: 1,
       blocks: 2,
-      references: 7,
+      references: 8,
       reads: ['prospect.name', 'prospect.company', 'prospect.notes'],
       writes: ['prospect.name'],
       softFunctions: ['isInterestedInDemo'],
@@ -66,7 +66,7 @@ describe('meta-agent aipl check', () => {
   it('reads a template from stdin for -, a byte order mark dropped', async () => {
     const result = await aipl(['check', '-'], { input: '\uFEFF((deal.closed\nThank {user}.\n)\n' });
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe('stdin: ok, 0 updates, 1 block, 1 reference\n  reads: deal.closed\n');
+    expect(result.stdout).toBe('stdin: ok, 0 updates, 1 block, 2 references\n  reads: deal.closed\n');
   });
 
   it('refuses a missing file, a folder or a file that is not UTF-8 text in one line, exit 2', async () => {

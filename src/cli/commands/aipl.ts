@@ -10,18 +10,19 @@ import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../
 const CHECK_EXAMPLES = `
 Examples:
   $ meta-agent aipl check sales.aipl
-  sales.aipl: ok, 2 updates, 1 block, 4 references
-    reads: userinfo.children, conversation.summary
+  sales.aipl: ok, 2 updates, 2 blocks, 6 references
+    reads: conversation.summary, userinfo.personality, userinfo.children
     writes: userinfo.school, userinfo.wifename
-    soft functions: isAngryConversation, isEvening
+    soft functions: isAngryConversation, isCalmCharacter, isEvening
   $ meta-agent aipl check prompts/*.aipl           several files at once
   $ meta-agent aipl check - < sales.aipl           the template from stdin
   $ meta-agent aipl check sales.aipl --json        [{ file, ok, updates, blocks, … }]
 
 A file that does not parse is shown as FILE:LINE:COLUMN: what was expected, followed by its line with
-a caret under the column. "reads" lists the state names (ns.key) and the autogram's variables
-(vars.name) the template reads; "writes" the state names its updates store into; "soft functions" the
-functions it calls, whose value a model decides.
+a caret under the column. References count every place a name is read: {ns.key} in text and strings,
+names in conditions and arguments, {char} and the other special names. "reads" lists the state names
+(ns.key) and the autogram's variables (vars.name) the template reads; "writes" the state names its
+updates store into; "soft functions" the functions it calls, whose value a model decides.
 
 Exit code: 0 when every file parses, 1 when one does not, 2 when a file cannot be read (missing, a
 folder, not UTF-8 text).`;
