@@ -144,8 +144,9 @@ Or = head:And tail:(_h "||" __ @And)* { return fold(head, tail, 'or'); }
 And = head:Compare tail:(_h "&&" __ @Compare)* { return fold(head, tail, 'and'); }
 
 Compare
-  = left:Unary op:(_h @CompareOp __) right:Unary { return { kind: 'compare', op, left, right }; }
-  / Unary
+  = left:Unary tail:(_h @CompareOp __ @Unary)? {
+    return tail === null ? left : { kind: 'compare', op: tail[0], left, right: tail[1] };
+  }
 
 CompareOp = "==" / "!=" / "<=" / ">=" / "<" / ">"
 

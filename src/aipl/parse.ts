@@ -40,8 +40,22 @@ function isPeggyError(error: unknown): error is PeggyError {
   return error instanceof Error && 'location' in error && 'expected' in error;
 }
 
+/**
+ * How deep parentheses and braces may nest. The parser descends once per level, so a template from
+ * elsewhere nesting thousands deep would exhaust the stack; no prompt needs a tenth of this.
+ */
+export const MAX_NESTING = 64;
+
 /** Parses `source`; `origin` names it in error messages. */
 export function parseTemplate(source: string, origin = 'template'): Template {
+  const tooDeep = nestingBeyond(source, MAX_NESTING);
+  if (tooDeep !== undefined)
+    throw new AiplSyntaxError(
+      origin,
+      tooDeep,
+      `parentheses nest more than ${MAX_NESTING} deep here`,
+      excerpt(source, tooDeep),
+    );
   let raw: RawPart[];
   try {
     raw = aiplParser().parse(source) as RawPart[];
@@ -86,6 +100,26 @@ function problemOf(error: PeggyError): string {
       ? (wanted[0] ?? 'something else')
       : `${wanted.slice(0, -1).join(', ')} or ${wanted.at(-1)}`;
   return `expected ${expected}, found ${found}`;
+}
+
+/** Where unescaped `(` first nest deeper than `limit`, or undefined. */
+function nestingBeyond(source: string, limit: number): Position | undefined {
+  let depth = 0;
+  let line = 1;
+  let column = 0;
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i];
+    column += 1;
+    if (char === '\n') {
+      line += 1;
+      column = 0;
+    } else if (char === '\\') {
+      i += 1;
+      column += 1;
+    } else if (char === '(' && ++depth > limit) return { line, column };
+    else if (char === ')') depth = Math.max(0, depth - 1);
+  }
+  return undefined;
 }
 
 function excerpt(source: string, at: Position): string {

@@ -3,7 +3,7 @@
  * of syntax error, each with its line and column.
  */
 import { describe, expect, it } from 'vitest';
-import { AiplSyntaxError, parseTemplate } from '../../src/aipl/parse.js';
+import { AiplSyntaxError, MAX_NESTING, parseTemplate } from '../../src/aipl/parse.js';
 import { renderAipl } from '../support/aipl.js';
 
 /** The error parsing `source` gives: `line:column: problem`. */
@@ -165,6 +165,16 @@ describe('syntax errors', () => {
     ['an operator with nothing after it', '((a.b >)\nx\n)', '1:8: expected an expression, found ")"'],
   ])('%s', (_what, source, message) => {
     expect(errorOf(source).startsWith(message)).toBe(true);
+  });
+
+  it('refuses parentheses nested deeper than any prompt needs, quickly and without exhausting the stack', () => {
+    const deep = '((' + '('.repeat(5000) + 'x.y' + ')'.repeat(5000) + '\nhi\n)';
+    expect(errorOf(deep)).toBe(`1:${MAX_NESTING + 1}: parentheses nest more than ${MAX_NESTING} deep here`);
+    // A block opens two parentheses.
+    const blocks = '((x.y\n'.repeat(MAX_NESTING / 2) + ')\n'.repeat(MAX_NESTING / 2);
+    expect(parseTemplate(blocks).parts).toHaveLength(1);
+    const parens = '((' + '('.repeat(60) + 'x.y' + ')'.repeat(60) + '\nhi\n)';
+    expect(parseTemplate(parens).parts).toHaveLength(1);
   });
 
   it('names the template, and shows the line with a caret under the column', () => {
