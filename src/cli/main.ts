@@ -58,7 +58,8 @@ function reportError(error: unknown): number {
   }
   if (isUserError(error)) {
     writeErr(`error: ${error.message}\n`);
-    if (error.hint) writeErr(`hint: ${error.hint}\n`);
+    // A hint's later lines line up under its first (an AIPL excerpt's caret stays under its column).
+    if (error.hint) writeErr(`hint: ${error.hint.replaceAll('\n', '\n      ')}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);

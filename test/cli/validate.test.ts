@@ -40,6 +40,29 @@ describe('meta-agent validate', () => {
     expect(stdout).toContain(`${path}: 2 nodes, 1 error, 1 warning`);
   });
 
+  it('shows where an AIPL template does not parse, the caret under its column', async () => {
+    const path = join(dir, 'aipl.autogram.json');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        name: 'g',
+        config: { aipl: {} },
+        nodes: [
+          { name: 'hi', action: 'chat', instruction: 'Say hi\n((x.y > 1) oops\n)', transitions: ['hi'] },
+        ],
+      }),
+    );
+    const { code, stdout } = await runCli(['validate', path]);
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      [
+        'error    hi: instruction is not a valid AIPL template: line 2, column 12: expected a line break (a block\'s text starts on the line after its condition), found "o"',
+        '         hint: 2 | ((x.y > 1) oops',
+        '                 |            ^',
+      ].join('\n'),
+    );
+  });
+
   it('exits 0 when there are only warnings', async () => {
     const path = graphFile('warned.autogram.json', [
       { name: 'a', action: 'chat', transitions: ['a'] },

@@ -65,7 +65,7 @@ function printReport(report: FileReport): void {
   const whole = isFlowPath(report.file) ? '(flow)' : '(graph)';
   for (const finding of report.findings) {
     out(`${finding.severity.padEnd(9)}${formatFinding(finding, whole)}`);
-    if (finding.hint) out(`         hint: ${finding.hint}`);
+    if (finding.hint) out(`         hint: ${finding.hint.replaceAll('\n', `\n${' '.repeat(15)}`)}`);
   }
   const nodes = report.nodes === undefined ? '' : `${report.nodes} nodes, `;
   out(`${report.file}: ${nodes}${countFindings(report.findings, report.warnings.length)}`);
