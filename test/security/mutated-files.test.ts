@@ -19,6 +19,7 @@ import { loadStateFile } from '../../src/cli/state-file.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { seededRandom } from '../../src/engine/simulate.js';
 import { saveState } from '../../src/engine/state.js';
+import { stateDelta } from '../../src/engine/state-delta.js';
 import { isUserError } from '../../src/errors.js';
 import { EventBus } from '../../src/events.js';
 import { exportFlow } from '../../src/export/flow-formats.js';
@@ -48,6 +49,7 @@ const SOURCES = [
   'test/fixtures/graphs/documented_tutor.csv',
   'test/fixtures/graphs/fraction_agent.csv',
   'test/fixtures/graphs/simple_example.csv',
+  'examples/salesperson.autogram.json',
 ].map((path) => ({ path, text: readFileSync(path, 'utf8') }));
 
 const MUTANTS_PER_SOURCE = 30;
@@ -217,6 +219,39 @@ describe('mutated state files', () => {
         await writeFile(path, mutate(text, next));
         await userFacing(() => loadStateFile(path)).catch((error: unknown) => {
           throw new Error(`state mutant ${i} failed with a non-user error: ${String(error)}`, {
+            cause: error,
+          });
+        });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('mutated AIPL conversation states', () => {
+  it('resume, whole or journaled, or fail as a user error', async () => {
+    const path = 'examples/salesperson.autogram.json';
+    const graph = new StaticGraph(load(path, readFileSync(path, 'utf8')));
+    const script = JSON.parse(readFileSync('examples/salesperson.script.json', 'utf8')) as ScriptFile;
+    const said = [
+      "Hi, I'm Dana. Honestly it's been a long, stressful day.",
+      'Go Bears! My power bill is too high.',
+    ];
+    const before = (await converse(graph, script, [undefined, said[0]])).state;
+    const after = (await converse(graph, script, [undefined, ...said])).state;
+    expect(after.aipl?.log.length).toBeGreaterThan(2);
+    const delta = JSON.stringify(stateDelta(before, after));
+    const dir = await mkdtemp(join(tmpdir(), 'meta-agent-aipl-state-mutants-'));
+    const next = seededRandom(11);
+    try {
+      for (let i = 0; i < 120; i++) {
+        const file = join(dir, `state${i}.json`);
+        const mutant =
+          i % 2 ? `${JSON.stringify(before)}\n${mutate(delta, next)}\n` : mutate(saveState(after), next);
+        await writeFile(file, mutant);
+        await userFacing(() => loadStateFile(file)).catch((error: unknown) => {
+          throw new Error(`AIPL state mutant ${i} failed with a non-user error: ${String(error)}`, {
             cause: error,
           });
         });
