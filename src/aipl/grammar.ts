@@ -15,7 +15,8 @@
  * - A conditional update is `(condition ? "question" -> ns.key)`; the quote after `?` is what tells it
  *   from text like "(ready?)". C's `?:` operator is not part of AIPL's expressions.
  */
-import peggy from 'peggy';
+import { createRequire } from 'node:module';
+import type peggy from 'peggy';
 
 export const GRAMMAR = String.raw`
 {
@@ -206,8 +207,14 @@ End "end of template" = !.
 
 let parser: peggy.Parser | undefined;
 
-/** The parser generated from GRAMMAR, made on first use. */
+/**
+ * The parser generated from GRAMMAR, made on first use. Peggy is loaded then too, not when this module
+ * is: linting a graph without AIPL, or starting the CLI, must not pay for it.
+ */
 export function aiplParser(): peggy.Parser {
-  parser ??= peggy.generate(GRAMMAR, { grammarSource: 'aipl' });
+  if (!parser) {
+    const { generate } = createRequire(import.meta.url)('peggy') as typeof peggy;
+    parser = generate(GRAMMAR, { grammarSource: 'aipl' });
+  }
   return parser;
 }
