@@ -11,16 +11,12 @@ export interface Position {
 }
 
 /** The special names the system provides (seed: `{char}`, `{user}`, `{assistant}`, `{date}`, `{time}`). */
-export const SPECIAL_NAMES = ['char', 'user', 'assistant', 'date', 'time'] as const;
-export type SpecialName = (typeof SPECIAL_NAMES)[number];
+export type SpecialName = 'char' | 'user' | 'assistant' | 'date' | 'time';
 
 /**
- * The namespace through which a template reads the autogram's variables in scope: `{vars.name}` in text,
- * `vars.name` in expressions. AIPL never writes to it.
+ * What a name in a template reads: the AIPL state (`ns.key`), a special name, or an autogram variable in
+ * scope (`vars.name`, the one namespace AIPL reads and never writes).
  */
-export const VARS_NAMESPACE = 'vars';
-
-/** What a name in a template reads. */
 export type Name =
   | { kind: 'state'; namespace: string; key: string }
   | { kind: 'special'; name: SpecialName }

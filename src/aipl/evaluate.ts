@@ -51,7 +51,7 @@ const TRUE = /^\s*(true|yes|y|1)\s*$/i;
 const FALSE = /^\s*(false|no|n|0|none|unknown)?\s*$/i;
 
 /** A name's value; a state name or variable that is not set is undefined. */
-export function readName(name: Name, scope: Scope): Value {
+function readName(name: Name, scope: Scope): Value {
   switch (name.kind) {
     case 'special':
       return scope.specials[name.name];
@@ -74,7 +74,7 @@ function readVar(vars: Readonly<Record<string, unknown>>, name: string): unknown
 }
 
 /** A value as text in a prompt: numbers and booleans as written, nothing as ''. */
-export function asText(value: Value): string {
+function asText(value: Value): string {
   return value === undefined ? '' : String(value);
 }
 
@@ -85,7 +85,7 @@ export function refText(ref: Pick<RefPart, 'name' | 'fallback'>, scope: Scope): 
 }
 
 /** A quoted string with its references filled in. */
-export function stringText(parts: StringParts, scope: Scope): string {
+function stringText(parts: StringParts, scope: Scope): string {
   return parts.map((part) => (part.kind === 'text' ? part.text : refText(part, scope))).join('');
 }
 
@@ -210,7 +210,7 @@ function sameKind(kind: Kind, a: Value, b: Value): Kind {
 }
 
 /** A condition's outcome, or the asks it waits for. */
-export function decide(condition: Expr, scope: Scope, answers: Answers): Result<boolean> {
+function decide(condition: Expr, scope: Scope, answers: Answers): Result<boolean> {
   return truth(condition, scope, answers);
 }
 

@@ -18,7 +18,7 @@
 import { createRequire } from 'node:module';
 import type peggy from 'peggy';
 
-export const GRAMMAR = String.raw`
+const GRAMMAR = String.raw`
 {
   function here() {
     const start = location().start;

@@ -237,7 +237,7 @@ async function valueOf(
 }
 
 /** The question an update asks, after the conversation (seed: without system messages). */
-export function questionPrompt(question: string): string {
+function questionPrompt(question: string): string {
   return `Answer this question about the conversation above: ${question}\nAnswer with the answer alone, in a few words. If the conversation does not tell, answer "unknown".`;
 }
 
@@ -248,7 +248,7 @@ function definitionOf(fn: string, settings: AiplSettings): string {
 }
 
 /** The seed's own wording for a soft boolean function. */
-export function softPrompt(ask: { fn: string; call: string }, settings: AiplSettings): string {
+function softPrompt(ask: { fn: string; call: string }, settings: AiplSettings): string {
   return `${definitionOf(ask.fn, settings)}How would the following function evaluate if it MUST return true or false? ${ask.call}`;
 }
 

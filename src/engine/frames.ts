@@ -32,7 +32,7 @@ export function variablesInScope(state: ConversationState): Record<string, unkno
 }
 
 /** The variable through which autogram code and `$var`s read the AIPL state. */
-export const AIPL_VARIABLE = 'aipl';
+const AIPL_VARIABLE = 'aipl';
 
 /** Chat and thought turns in scope, oldest first. */
 export function turnsInScope(state: ConversationState): Turn[] {
