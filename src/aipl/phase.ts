@@ -18,7 +18,7 @@ import { classify } from '../llm/classify.js';
 import type { ChatMessage, LanguageModel } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
 import type { Part, SpecialName, Template } from './ast.js';
-import { walkTemplate, type Answers, type Ask, type Scope, type Value } from './evaluate.js';
+import { walkTemplate, type Answers, type Ask, type DueUpdate, type Scope, type Value } from './evaluate.js';
 import { renderParts } from './render.js';
 import { latestValues, type AiplEntry, type AiplState } from './state.js';
 
@@ -281,7 +281,7 @@ const NO_ANSWER = /^(unknown|n\/a|none|not (stated|mentioned|known))?[.!]?$/i;
 /** Appends the due updates' answers to the log in the template's order, skipping non-answers and repeats. */
 function store(
   state: AiplState,
-  due: readonly { update: { target: { namespace: string; key: string } }; question: string; key: string }[],
+  due: readonly DueUpdate[],
   answers: ReadonlyMap<string, Value>,
 ): AiplEntry[] {
   const stored: AiplEntry[] = [];

@@ -123,38 +123,47 @@ const MESSAGE_FRAMING = 4;
 
 type Pair = { input: string; output: string };
 
-/**
- * Past turns in scope (of one category, when `scope` is given) as (input, output) pairs, oldest first:
- * the newest ones that fit in the window. A tokenizer's tokens each stand for at least one byte, so
- * while the pairs' bytes fit, nothing needs counting (and the tokenizer is not even loaded).
- */
+/** Past turns in scope (of one category, when `scope` is given) as (input, output) pairs, oldest first. */
 function history(graph: GraphView, state: ConversationState, window: HistoryWindow, scope?: string): Pair[] {
-  const newestFirst: Pair[] = [];
-  let bytes = 0;
-  let tokens = 0;
-  let counting = false;
+  return newestThatFit(pairsNewestFirst(graph, state, scope), (pair) => [pair.input, pair.output], window);
+}
+
+function* pairsNewestFirst(graph: GraphView, state: ConversationState, scope?: string): Generator<Pair> {
   for (const turn of turnsNewestFirst(state)) {
     if (scope && graph.get(turn.node)?.category !== scope) continue;
     const style = styleOf(graph.config, graph.get(turn.node));
-    const pair = {
-      input: pastInput(graph.config, style, turn),
-      output: pastOutput(graph.config, style, turn),
-    };
-    if (window.tokens > 0) {
-      bytes += Buffer.byteLength(pair.input) + Buffer.byteLength(pair.output) + 2 * MESSAGE_FRAMING;
-      if (!counting && bytes > window.tokens) {
-        counting = true;
-        tokens = newestFirst.reduce((sum, kept) => sum + pairTokens(kept, window.count), 0);
-      }
-      if (counting && (tokens += pairTokens(pair, window.count)) > window.tokens) break;
-    }
-    newestFirst.push(pair);
+    yield { input: pastInput(graph.config, style, turn), output: pastOutput(graph.config, style, turn) };
   }
-  return newestFirst.reverse();
 }
 
-function pairTokens(pair: Pair, count: TokenCounter): number {
-  return count(pair.input) + count(pair.output) + 2 * MESSAGE_FRAMING;
+/**
+ * The newest of `items` (given newest first) whose texts fit in the window, oldest first; all of them
+ * when the window has no limit. A tokenizer's tokens each stand for at least one byte, so while the
+ * texts' bytes fit, nothing needs counting (and the tokenizer is not even loaded).
+ */
+function newestThatFit<T>(
+  items: Iterable<T>,
+  textsOf: (item: T) => readonly string[],
+  window: HistoryWindow,
+): T[] {
+  const size = (item: T, measure: (text: string) => number) =>
+    textsOf(item).reduce((sum, text) => sum + measure(text) + MESSAGE_FRAMING, 0);
+  const kept: T[] = [];
+  let bytes = 0;
+  let tokens = 0;
+  let counting = false;
+  for (const item of items) {
+    if (window.tokens > 0) {
+      bytes += size(item, (text) => Buffer.byteLength(text));
+      if (!counting && bytes > window.tokens) {
+        counting = true;
+        tokens = kept.reduce((sum, earlier) => sum + size(earlier, window.count), 0);
+      }
+      if (counting && (tokens += size(item, window.count)) > window.tokens) break;
+    }
+    kept.push(item);
+  }
+  return kept.reverse();
 }
 
 /**
@@ -233,20 +242,23 @@ export function classifierPrompt(opening: string, history: string, question: str
  * update questions are answered from, seed 002). Only the newest that fit in the window are kept.
  */
 export function conversationMessages(state: ConversationState, window: HistoryWindow): ChatMessage[] {
-  const newestFirst: ChatMessage[] = [];
-  if (state.pendingUser) newestFirst.push({ role: 'user', content: state.pendingUser });
-  let tokens = 0;
+  const past = newestThatFit(
+    exchangesNewestFirst(state),
+    (messages) => messages.map((m) => m.content),
+    window,
+  );
+  const pending: ChatMessage[] = state.pendingUser ? [{ role: 'user', content: state.pendingUser }] : [];
+  return [...past.flat(), ...pending];
+}
+
+/** Each turn's user reply and chat output as messages, oldest first within a turn, turns newest first. */
+function* exchangesNewestFirst(state: ConversationState): Generator<ChatMessage[]> {
   for (const turn of turnsNewestFirst(state)) {
     const messages: ChatMessage[] = [];
-    if (turn.kind === 'chat') messages.push({ role: 'assistant', content: turn.output });
     if (turn.userReply) messages.push({ role: 'user', content: turn.userReply });
-    if (window.tokens > 0) {
-      tokens += messages.reduce((sum, m) => sum + window.count(m.content) + MESSAGE_FRAMING, 0);
-      if (tokens > window.tokens) break;
-    }
-    newestFirst.push(...messages);
+    if (turn.kind === 'chat') messages.push({ role: 'assistant', content: turn.output });
+    yield messages;
   }
-  return newestFirst.reverse();
 }
 
 /** One exchange of a conversation as the user saw it: what the agent said, and the user's answer if any. */
