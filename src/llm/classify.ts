@@ -1,13 +1,13 @@
 /**
  * Multiple-choice classification the AutoGRAMS way: the classifier answers with one token (a letter,
- * or Yes/No) at temperature 0, with `logit_bias` pushing the allowed labels up. Servers that ignore
+ * or Yes/No) at temperature 0, with the allowed labels' tokens pushed up (`logit_bias` on a server, a
+ * token bias from the model's own tokenizer on the embedded model). Servers that ignore
  * `logit_bias` still work: the answer is parsed leniently ("B.", " b", "The answer is B", "yes"), and an
  * unusable one is sent back with a reminder, a bounded number of times.
  */
 import { UserError } from '../errors.js';
 import { withRepair } from './repair.js';
 import type { Parsed } from './repair.js';
-import { labelLogitBias } from './tokens.js';
 import type { ChatMessage, LanguageModel, TokenUsage } from './types.js';
 
 /** `letters`: choices labelled A, B, C…; `yesno`: two choices, the first meaning Yes, the second No. */
@@ -78,7 +78,7 @@ export async function classify(model: LanguageModel, request: ClassifyRequest): 
   const question = request.question ?? questionExcerpt(messages);
   checkChoices(request.choices, kind, question);
   const labels = choiceLabels(kind, request.choices.length);
-  const logitBias = labelLogitBias(model.modelName, labels, request.penalties);
+  const answerLabels = labels.map((text, index) => ({ text, bias: 100 - (request.penalties?.[index] ?? 0) }));
   const result = await withRepair({
     messages,
     tries: 3,
@@ -88,7 +88,7 @@ export async function classify(model: LanguageModel, request: ClassifyRequest): 
         messages: conversation,
         maxTokens: attempt === 1 ? 1 : RETRY_MAX_TOKENS,
         temperature: request.temperature ?? 0,
-        logitBias,
+        answerLabels,
         purpose: request.purpose ?? 'classify',
       }),
     parse: (text) => parseChoice(text, kind, request.choices),

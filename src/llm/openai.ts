@@ -18,7 +18,7 @@ import type { ModelCallContext } from './errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_TIMER_MS, guardedFetch } from './guarded-fetch.js';
 import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
 import { millisecondsFromEnv } from './timeouts.js';
-import { countMessageTokens, countTokens } from './tokens.js';
+import { countMessageTokens, countTokens, labelLogitBias } from './tokens.js';
 import type {
   Completion,
   CompletionChunk,
@@ -234,6 +234,7 @@ export class OpenAIModel implements LanguageModel {
 
   /** Request fields shared by whole and streamed completions; absent options are not sent at all. */
   #params(request: CompletionRequest): ChatCompletionCreateParamsBase {
+    const logitBias = request.answerLabels && labelLogitBias(this.modelName, request.answerLabels);
     return {
       model: this.modelName,
       messages: request.messages,
@@ -241,7 +242,7 @@ export class OpenAIModel implements LanguageModel {
         (this.#isOpenAI ? { max_completion_tokens: request.maxTokens } : { max_tokens: request.maxTokens })),
       ...(request.temperature !== undefined && { temperature: request.temperature }),
       ...(request.stop && request.stop.length > 0 && { stop: request.stop }),
-      ...(request.logitBias && { logit_bias: request.logitBias }),
+      ...(logitBias && { logit_bias: logitBias }),
       ...(request.responseFormat && { response_format: toResponseFormat(request.responseFormat) }),
       ...(request.tools && request.tools.length > 0 && { tools: request.tools.map(toTool) }),
     };

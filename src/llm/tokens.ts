@@ -6,7 +6,7 @@
  */
 import { get_encoding, get_encoding_name_for_model } from './tiktoken.js';
 import type { Tiktoken, TiktokenEncoding, TiktokenModel } from '@dqbd/tiktoken';
-import type { ChatMessage } from './types.js';
+import type { AnswerLabel, ChatMessage } from './types.js';
 
 /** Used for model names tiktoken does not know (local models): close enough to budget and report. */
 const FALLBACK_ENCODING: TiktokenEncoding = 'o200k_base';
@@ -110,25 +110,23 @@ export function countMessageTokens(
 
 /**
  * The token ids that spell each label as one token, with and without a leading space (" A" and "A"),
- * as a `logit_bias` map: 100 for every label, less the label's penalty where `penalties` gives one.
- * Undefined when the model's tokenizer is unknown: ids from another tokenizer would push a local model
- * toward arbitrary tokens, so no bias is better than a wrong one. Labels that are not a single token in
- * the encoding are left out.
+ * as a `logit_bias` map of each label's bias. Undefined when tiktoken does not know the model's
+ * tokenizer: ids from another tokenizer would push a server's model toward arbitrary tokens, so no
+ * bias is better than a wrong one. Labels that are not a single token in the encoding are left out.
  */
 export function labelLogitBias(
   modelName: string,
-  labels: readonly string[],
-  penalties: readonly number[] = [],
+  labels: readonly AnswerLabel[],
 ): Record<string, number> | undefined {
   if (!knownEncoding(modelName)) return undefined;
   const encoder = encoderFor(modelName);
   const result: Record<string, number> = {};
-  labels.forEach((label, index) => {
-    for (const spelling of [label, ` ${label}`]) {
+  for (const label of labels) {
+    for (const spelling of [label.text, ` ${label.text}`]) {
       const ids = encoder.encode_ordinary(spelling);
-      if (ids.length === 1) result[String(ids[0])] = 100 - (penalties[index] ?? 0);
+      if (ids.length === 1) result[String(ids[0])] = label.bias;
     }
-  });
+  }
   return Object.keys(result).length > 0 ? result : undefined;
 }
 

@@ -31,8 +31,12 @@ export interface CompletionRequest {
   maxTokens?: number;
   temperature?: number;
   stop?: string[];
-  /** Token id -> bias (-100..100), as the OpenAI API takes it. */
-  logitBias?: Record<string, number>;
+  /**
+   * The answers wanted, each meant to be one token: the provider pushes their tokens up by `bias`
+   * logit points (-100..100, OpenAI's logit_bias scale), looking them up in the model's own tokenizer
+   * where it has one.
+   */
+  answerLabels?: AnswerLabel[];
   responseFormat?: ResponseFormat;
   signal?: AbortSignal;
   /** What the call is for, e.g. `node greet` or `design: outline`; shown in events and traces. */
@@ -42,6 +46,12 @@ export interface CompletionRequest {
    * native tool calls ignores them, and the caller reads the text.
    */
   tools?: ToolSpec[];
+}
+
+/** One answer a classifier may give, and how strongly to favour it. */
+export interface AnswerLabel {
+  text: string;
+  bias: number;
 }
 
 /** A function offered to the model as a native tool. */

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
+import { labelLogitBias } from '../../src/llm/tokens.js';
 import { converse, csvGraph, graphOf, promptsOf, recordingModels, simulate } from '../support/agents.js';
 
 describe('AutoGRAMS spreadsheet columns', () => {
@@ -82,8 +83,13 @@ topic,chat_exact,Sure - pick a topic.,talk,The user wants to change the topic.,U
     } finally {
       agent.dispose();
     }
+    const labels = calls.find((c) => c.role === 'classifier')!.request.answerLabels!;
+    expect(labels).toEqual([
+      { text: 'A', bias: 99 },
+      { text: 'B', bias: 100 },
+    ]);
     // In gpt-4o-mini's tokenizer "A" is 32 and "B" is 33; each is also pushed with a leading space.
-    const bias = calls.find((c) => c.role === 'classifier')!.request.logitBias!;
+    const bias = labelLogitBias('gpt-4o-mini', labels)!;
     expect(bias['32']).toBe(99);
     expect(bias['33']).toBe(100);
   });

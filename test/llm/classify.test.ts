@@ -28,7 +28,12 @@ describe('classify', () => {
     const [request] = server!.chatRequests();
     expect(request?.max_tokens).toBe(1);
     expect(request?.temperature).toBe(0);
-    expect(request?.logit_bias).toEqual(labelLogitBias('gpt-4o-mini', ['A', 'B', 'C']));
+    expect(request?.logit_bias).toEqual(
+      labelLogitBias(
+        'gpt-4o-mini',
+        ['A', 'B', 'C'].map((text) => ({ text, bias: 100 })),
+      ),
+    );
     expect(Object.keys(request?.logit_bias ?? {})).toHaveLength(6);
     expect(request?.messages.at(-1)?.content).toBe(formatChoiceQuestion('Which is a colour?', colours));
   });
@@ -75,7 +80,12 @@ describe('classify', () => {
     expect(result).toMatchObject({ index: 1, label: 'No' });
     const [request] = server!.chatRequests();
     expect(request?.messages.at(-1)?.content).toBe('Did the user agree?\nAnswer Yes or No only.');
-    expect(request?.logit_bias).toEqual(labelLogitBias('gpt-4o-mini', ['Yes', 'No']));
+    expect(request?.logit_bias).toEqual(
+      labelLogitBias(
+        'gpt-4o-mini',
+        ['Yes', 'No'].map((text) => ({ text, bias: 100 })),
+      ),
+    );
   });
 
   it('sends no logit_bias to a model whose tokenizer is unknown', async () => {

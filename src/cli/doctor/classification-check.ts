@@ -67,5 +67,5 @@ function tries(answers: readonly Answer[]): string {
 
 function biasNote(classifier: LanguageModel): string {
   if (classifier.scripted) return 'scripted';
-  return labelLogitBias(classifier.modelName, ['A']) ? 'logit_bias on' : 'no logit_bias (tokenizer unknown)';
+  return labelLogitBias(classifier.modelName, [{ text: 'A', bias: 100 }]) ? 'logit_bias on' : 'no logit_bias (tokenizer unknown)';
 }
