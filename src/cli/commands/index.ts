@@ -4,6 +4,7 @@ import { register as registerValidate } from './validate.js';
 import { register as registerShow } from './show.js';
 import { register as registerHistory } from './history.js';
 import { register as registerDoctor } from './doctor.js';
+import { register as registerModels } from './models.js';
 import { register as registerAsk } from './ask.js';
 import { register as registerDesign } from './design.js';
 import { register as registerChat } from './chat.js';
@@ -24,6 +25,7 @@ export type RegisterCommand = (program: Command) => void;
 /** In the order `--help` lists them: set-up checks, the main jobs, then the graph tools. */
 export const commands: RegisterCommand[] = [
   registerDoctor,
+  registerModels,
   registerAsk,
   registerDesign,
   registerChat,
