@@ -111,7 +111,8 @@ describe('meta-agent models', () => {
   it('stops on Ctrl+C with exit 130, keeping the partial download, and the next pull resumes it', async () => {
     const served = await hub({ stallAfter: 150_000 });
     const interrupted = await models(['pull', REF], {
-      interruptWhen: (stderr) => stderr.includes(`downloading ${REF} (`),
+      // Once a third has arrived: the fake hub then sends nothing more.
+      interruptWhen: (stderr) => stderr.includes(`downloading ${REF}: 30%`),
     });
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(interrupted.stderr).toContain(

@@ -110,7 +110,8 @@ export async function startFakeHub(options: FakeHubOptions): Promise<FakeHub> {
     if (fault === undefined || faulted.has(sha)) return void response.end(body);
     faulted.add(sha);
     response.write(body.subarray(0, fault), () => {
-      if (options.cutAfter !== undefined) response.socket?.destroy();
+      // A moment first, so the client reads what was sent: a dropped connection loses what is unread.
+      if (options.cutAfter !== undefined) setTimeout(() => response.socket?.destroy(), 50);
     });
   }
 
