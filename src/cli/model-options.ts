@@ -21,12 +21,22 @@ export function modelFlags(options: ModelOptionValues): ModelFlags {
   };
 }
 
-/** Models for every role from the options, the environment and, lowest, the graph's own config. */
-export function modelsFromOptions(
+/**
+ * Models for every role from the options, the environment and, lowest, the graph's own config. An
+ * embedded model is made ready first (downloaded and installed on first use, with progress), unless
+ * `embeddedFallback` is false and no role asked for one.
+ */
+export async function modelsFromOptions(
   options: ModelOptionValues,
   graph?: GraphModelConfig,
+  { embeddedFallback = true }: { embeddedFallback?: boolean } = {},
 ): Promise<ResolvedModels> {
-  return resolveModels({ flags: modelFlags(options), graph });
+  const resolved = await resolveModels({ flags: modelFlags(options), graph, embeddedFallback });
+  if (Object.values(resolved.endpoints).some((endpoint) => endpoint.provider === 'local')) {
+    const { prepareLocalModels } = await import('./local-setup.js');
+    await prepareLocalModels(resolved.endpoints);
+  }
+  return resolved;
 }
 
 /**

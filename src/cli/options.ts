@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 export interface ModelOptionValues {
   model?: string;
   baseUrl?: string;
-  provider?: 'openai' | 'scripted';
+  provider?: 'openai' | 'scripted' | 'local';
   script?: string;
   classifierModel?: string;
   userbotModel?: string;
@@ -23,8 +23,11 @@ export interface ModelOptionValues {
 export const MODEL_OPTIONS_HELP = `
 Models: any OpenAI-compatible server. Set OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL / --base-url for a
 local server (Ollama http://127.0.0.1:11434/v1, LM Studio http://127.0.0.1:1234/v1, vLLM, llama.cpp).
-With nothing set, a local server on its usual port is used when one answers. Keys come from the
-environment only (OPENAI_API_KEY, META_AGENT_<ROLE>_API_KEY); see .env.example for every variable.`;
+With nothing set, a local server on its usual port is used when one answers, else the embedded model
+(a GGUF run in-process; the first use downloads it, about 1.1 GB: see \`meta-agent models --help\`).
+A role's model named local or local:REF (a .gguf path or hf:OWNER/NAME/FILE.gguf) runs embedded, e.g.
+--classifier-model local beside a server's chatbot. Keys come from the environment only (OPENAI_API_KEY,
+META_AGENT_<ROLE>_API_KEY); see .env.example for every variable.`;
 
 /** Adds --model, --base-url, --provider, --script and the per-role model flags to `command`. */
 export function addModelOptions(command: Command): Command {
@@ -35,10 +38,10 @@ export function addModelOptions(command: Command): Command {
     )
     .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1')
     .addOption(
-      new Option('--provider <provider>', 'openai (any compatible server) or scripted (rules file)').choices([
-        'openai',
-        'scripted',
-      ]),
+      new Option(
+        '--provider <provider>',
+        'openai (any compatible server), local (the embedded model) or scripted (rules file)',
+      ).choices(['openai', 'local', 'scripted']),
     )
     .option('--script <file>', 'rules file for --provider scripted: deterministic answers, no server')
     .option('--classifier-model <name>', 'model that picks transitions (one-token answers)')

@@ -2,13 +2,18 @@
  * Which model, endpoint and key each role uses. Precedence, highest first:
  * per-role CLI flag > global CLI flag > per-role env (META_AGENT_<ROLE>_MODEL, _BASE_URL, _API_KEY) >
  * global env (META_AGENT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > the graph's `config.models` > defaults.
- * With no key and no base URL, a local server on its usual port is used when one answers.
+ * With no key and no base URL, a local server on its usual port is used when one answers, else the
+ * embedded model (local/local-model.ts). A role whose model is `local` or `local:REF` (a GGUF path or
+ * an `hf:` reference) uses the embedded model whatever the URLs say, so a server and the embedded
+ * model can share the work, and `--provider local` sends every role there.
  * A graph file is untrusted: the URL it names gets no API key unless the user trusts that server
  * (META_AGENT_TRUSTED_URLS), since a shared graph must not be able to send the user's key anywhere.
  * The openai SDK (behind openai.ts and discovery.ts) loads only once an OpenAI-compatible endpoint is
- * used: a scripted run never loads it.
+ * used: a scripted run never loads it; nor does one on the embedded model, whose runtime loads with
+ * its first call.
  */
 import { UserError } from '../errors.js';
+import { DEFAULT_LOCAL_MODEL, parseModelRef } from './local/model-ref.js';
 import { createScriptedModels } from './scripted.js';
 import { ROLES } from './types.js';
 import type { LanguageModel, ModelRole, ModelSet } from './types.js';
@@ -18,7 +23,10 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_OPENAI_CHAT_MODEL = 'gpt-4o-mini';
 export const DEFAULT_OPENAI_EMBEDDING_MODEL = 'text-embedding-3-small';
 
-export type ModelProvider = 'openai' | 'scripted';
+export type ModelProvider = 'openai' | 'scripted' | 'local';
+
+/** A model name that picks the embedded model: `local` (the default GGUF) or `local:REF`. */
+const LOCAL_PREFIX = /^local(?::|$)/;
 
 /** A graph file's own model choices (`config.models`), the lowest-priority settings. */
 export type GraphModelConfig = Partial<Record<ModelRole, { model?: string; baseUrl?: string }>>;
@@ -39,6 +47,11 @@ export interface ModelConfigInput {
   /** Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   graph?: GraphModelConfig;
+  /**
+   * Whether roles left with no server fall back to the embedded model (default true). Memory turns it
+   * off: its embedder is optional, and words alone beat downloading a chat model to embed with.
+   */
+  embeddedFallback?: boolean;
 }
 
 /** Where one role's calls go, and why. */
@@ -53,6 +66,13 @@ export type ResolvedEndpoint = { model: string; source: string } & (
       withheldKey?: string;
     }
   | { provider: 'scripted'; script: string }
+  | {
+      provider: 'local';
+      /** The GGUF: an `hf:` reference or a file path, as named. */
+      model: string;
+      /** Chosen because no server was configured or found, not by the user. */
+      automatic?: true;
+    }
 );
 
 export type ResolvedEndpoints = Record<ModelRole, ResolvedEndpoint>;
@@ -85,6 +105,13 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
   if (flags.script !== undefined) {
     throw new UserError('--script only applies to --provider scripted', 2);
   }
+  if (flags.provider === 'local' && flags.baseUrl !== undefined) {
+    throw new UserError(
+      '--base-url does not apply to --provider local',
+      2,
+      'name a GGUF with --model instead',
+    );
+  }
 
   const partial = ROLES.map((role) => {
     const ROLE = role.toUpperCase();
@@ -113,23 +140,48 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
         apiKey = undefined;
       }
     } else if (apiKey) baseUrl = { value: OPENAI_BASE_URL, source: `OpenAI, as ${keyVariable} is set` };
-    return { role, model, baseUrl, apiKey, withheldKey };
+    const local = flags.provider === 'local' || (model !== undefined && LOCAL_PREFIX.test(model.value));
+    return { role, model, baseUrl, apiKey, withheldKey, local };
   });
 
+  const endpoints: Partial<ResolvedEndpoints> = {};
+  const chatModel = partial.find((entry) => entry.role === 'chatbot')?.model;
+  for (const entry of partial) {
+    // An embedder not named otherwise embeds with the chatbot's GGUF, as on a local server.
+    const model =
+      entry.model ?? (entry.role === 'embedder' && flags.provider === 'local' ? chatModel : undefined);
+    if (entry.local) endpoints[entry.role] = localEndpoint(model);
+  }
   const listings = new Map<string, string[]>();
-  if (partial.some((entry) => !entry.baseUrl)) {
+  const unplaced = partial.filter((entry) => !entry.local && !entry.baseUrl);
+  if (unplaced.length > 0) {
     const { probeLocalServers, probeUrls } = await import('./discovery.js');
     const urls = probeUrls(env);
     const found = await probeLocalServers(urls);
-    if (!found) throw nothingConfigured(urls);
-    listings.set(found.baseUrl, found.models);
-    for (const entry of partial) {
-      entry.baseUrl ??= { value: found.baseUrl, source: `the local server found at ${found.baseUrl}` };
+    if (found) {
+      listings.set(found.baseUrl, found.models);
+      for (const entry of unplaced) {
+        entry.baseUrl = { value: found.baseUrl, source: `the local server found at ${found.baseUrl}` };
+      }
+    } else {
+      const named = unplaced.find((entry) => entry.model);
+      if (input.embeddedFallback === false || flags.provider === 'openai' || named) {
+        throw nothingConfigured(urls);
+      }
+      const why = urls.length > 0 ? `; none answered at ${urls.join(' or ')}` : '';
+      for (const entry of unplaced) {
+        endpoints[entry.role] = {
+          provider: 'local',
+          model: DEFAULT_LOCAL_MODEL.ref,
+          automatic: true,
+          source: `the embedded model, as no model server is configured${why}`,
+        };
+      }
     }
   }
 
-  const endpoints: Partial<ResolvedEndpoints> = {};
   for (const { role, model, baseUrl, apiKey, withheldKey } of partial) {
+    if (endpoints[role]) continue;
     const url = baseUrl as Setting;
     const chosen = model ?? (await defaultModel(role, url.value, apiKey, listings, endpoints.chatbot));
     endpoints[role] = {
@@ -145,18 +197,43 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
   return endpoints as ResolvedEndpoints;
 }
 
+/**
+ * The embedded model a role's setting names: `local` alone is the default GGUF; `local:REF` (or, under
+ * --provider local, REF alone) names one. Parsed here, so a bad reference fails before any work.
+ */
+function localEndpoint(model: Setting | undefined): ResolvedEndpoint {
+  const named = model?.value.replace(LOCAL_PREFIX, '') || DEFAULT_LOCAL_MODEL.ref;
+  parseModelRef(named);
+  return {
+    provider: 'local',
+    model: named,
+    source: model ? `the embedded model from ${model.source}` : 'the embedded model',
+  };
+}
+
 /** Builds one model per distinct endpoint and hands it to every role that uses it. */
 export async function createModels(endpoints: ResolvedEndpoints): Promise<ModelSet> {
   const scripted = Object.values(endpoints).find((endpoint) => endpoint.provider === 'scripted');
   if (scripted?.provider === 'scripted') return createScriptedModels(scripted.script);
-  const { OpenAIModel } = await import('./openai.js');
+  const all = Object.values(endpoints);
+  const { OpenAIModel } = all.some((endpoint) => endpoint.provider === 'openai')
+    ? await import('./openai.js')
+    : { OpenAIModel: undefined };
+  const { LocalModel } = all.some((endpoint) => endpoint.provider === 'local')
+    ? await import('./local/local-model.js')
+    : { LocalModel: undefined };
   const built = new Map<string, LanguageModel>();
   const modelFor = (endpoint: ResolvedEndpoint): LanguageModel => {
-    if (endpoint.provider !== 'openai') throw new Error('mixed scripted and OpenAI endpoints');
-    const key = JSON.stringify([endpoint.baseUrl, endpoint.model, endpoint.apiKey]);
+    if (endpoint.provider === 'scripted') throw new Error('mixed scripted and model endpoints');
+    const key = JSON.stringify(
+      endpoint.provider === 'local' ? [endpoint.model] : [endpoint.baseUrl, endpoint.model, endpoint.apiKey],
+    );
     let model = built.get(key);
     if (!model) {
-      model = new OpenAIModel({ baseUrl: endpoint.baseUrl, model: endpoint.model, apiKey: endpoint.apiKey });
+      model =
+        endpoint.provider === 'local'
+          ? new LocalModel!({ ref: parseModelRef(endpoint.model) })
+          : new OpenAIModel!({ baseUrl: endpoint.baseUrl, model: endpoint.model, apiKey: endpoint.apiKey });
       built.set(key, model);
     }
     return model;

@@ -305,13 +305,16 @@ describe('meta-agent chat with bad input', () => {
     expect(result.stderr).toContain("unknown option '--bogus'");
   });
 
-  it('says there is no model server, naming the node that needed one, without a stack trace', async () => {
+  it('says there is no model server and the embedded model cannot be fetched, naming the node that needed one, without a stack trace', async () => {
     const result = await runCli(['chat', GREETER], {
       input: 'hi\n',
       env: { META_AGENT_PROBE_URLS: await closedUrl() },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error: node "start1": no model server is configured/);
+    expect(result.stderr).toMatch(/^\[models\] no model server is configured or answering/);
+    expect(result.stderr).toMatch(
+      /^error: node "start1": cannot download hf:\S+: 127\.0\.0\.1:9 cannot be reached/m,
+    );
     expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/);
   });
 

@@ -62,9 +62,9 @@ describe('meta-agent doctor', () => {
     expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/);
   });
 
-  it('exits 2 naming OPENAI_API_KEY and OPENAI_BASE_URL when nothing is configured', async () => {
+  it('exits 2 naming OPENAI_API_KEY and OPENAI_BASE_URL when no server is configured under --provider openai', async () => {
     const url = await closedUrl();
-    const result = await runCli(['doctor'], { env: { META_AGENT_PROBE_URLS: url } });
+    const result = await runCli(['doctor', '--provider', 'openai'], { env: { META_AGENT_PROBE_URLS: url } });
     expect(result.code).toBe(2);
     const failure = result.stdout.split('\n').find((line) => line.startsWith('fail'));
     expect(failure).toContain('OPENAI_API_KEY');

@@ -35,11 +35,11 @@ const ROWS: Row[] = [
 
   { args: ['doctor', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'every check passed' },
   { args: ['doctor', '--base-url', '$EMPTY_URL'], code: 1, why: 'the server lists no models' },
-  { args: ['doctor'], code: 2, why: 'no model server is configured' },
+  { args: ['doctor'], code: 0, why: 'the embedded model is not downloaded yet (a warning)' },
 
   { args: ['ask', 'hello', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'an answer' },
   { args: ['ask', 'BROKEN', '--base-url', '$URL', '-m', 'm'], code: 1, why: 'the server refused the call' },
-  { args: ['ask', 'hello'], code: 2, why: 'no model server is configured' },
+  { args: ['ask', 'hello'], code: 2, why: 'no server, and the embedded model cannot be downloaded' },
   {
     args: ['ask', 'SLOW', '--base-url', '$URL', '-m', 'm'],
     code: 130,
@@ -75,7 +75,11 @@ const ROWS: Row[] = [
     code: 1,
     why: 'the answers never make a graph',
   },
-  { args: ['design', 'a quiz bot', '-o', '$DIR'], code: 2, why: 'no model server is configured' },
+  {
+    args: ['design', 'a quiz bot', '-o', '$DIR'],
+    code: 2,
+    why: 'no server, and the embedded model cannot be downloaded',
+  },
   {
     args: ['design', 'a quiz bot', '-o', '$DIR', '--base-url', '$URL', '-m', 'm'],
     code: 130,

@@ -7,8 +7,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sha256, startFakeHub, type FakeHub, type FakeHubOptions } from '../support/fake-hub.js';
+import { TEST_RUNTIME_DIR, ensureTestRuntime } from '../support/local-runtime.js';
 import { closedUrl } from '../support/openai-server.js';
 import { runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
 
@@ -19,6 +20,8 @@ const DEFAULT_REF = 'hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4
 let cache: string;
 let endpoint: string;
 const hubs: FakeHub[] = [];
+
+beforeAll(ensureTestRuntime, 120_000);
 
 beforeEach(async () => {
   cache = await mkdtemp(join(tmpdir(), 'models-cli-'));
@@ -38,11 +41,16 @@ async function hub(options: Partial<FakeHubOptions> = {}): Promise<FakeHub> {
   return started;
 }
 
-/** `meta-agent models ...args` with the scratch cache and the hub. */
+/** `meta-agent models ...args` with the scratch cache, the hub and the tests' runtime (a pull installs it). */
 function models(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   return runCli(['models', ...args], {
     ...options,
-    env: { META_AGENT_CACHE_DIR: cache, HF_ENDPOINT: endpoint, ...options.env },
+    env: {
+      META_AGENT_CACHE_DIR: cache,
+      HF_ENDPOINT: endpoint,
+      META_AGENT_RUNTIME_DIR: TEST_RUNTIME_DIR,
+      ...options.env,
+    },
   });
 }
 

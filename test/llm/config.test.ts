@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { resolveEndpoints, resolveModels } from '../../src/llm/config.js';
+import { DEFAULT_LOCAL_MODEL } from '../../src/llm/local/model-ref.js';
 import { closedUrl, startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer } from '../support/openai-server.js';
 
@@ -92,9 +93,9 @@ describe('model configuration', () => {
     expect(models.chatbot.id).toBe(`openai:mistral@${server.url}`);
   });
 
-  it('fails with exit 2 naming OPENAI_API_KEY, OPENAI_BASE_URL and --base-url when nothing answers', async () => {
+  it('fails with exit 2 naming OPENAI_API_KEY, OPENAI_BASE_URL and --base-url when nothing answers and the embedded model is not wanted', async () => {
     const closed = await closedUrl();
-    const failure = resolveEndpoints({ env: { META_AGENT_PROBE_URLS: closed } });
+    const failure = resolveEndpoints({ env: { META_AGENT_PROBE_URLS: closed }, embeddedFallback: false });
     await expect(failure).rejects.toBeInstanceOf(UserError);
     const error = (await failure.catch((caught: unknown) => caught)) as UserError;
     expect(error.exitCode).toBe(2);
@@ -127,5 +128,69 @@ describe('model configuration', () => {
     await expect(resolveEndpoints({ env: { OPENAI_BASE_URL: 'localhost:11434' } })).rejects.toThrow(
       'OPENAI_BASE_URL is "localhost:11434", which is not an http(s) URL',
     );
+  });
+});
+
+describe('the embedded model in the configuration', () => {
+  it('answers every role when no server is configured and none answers', async () => {
+    const closed = await closedUrl();
+    const endpoints = await resolveEndpoints({ env: { META_AGENT_PROBE_URLS: closed } });
+    for (const endpoint of Object.values(endpoints)) {
+      expect(endpoint).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref, automatic: true });
+      expect(endpoint.source).toContain(`none answered at ${closed}`);
+    }
+  });
+
+  it('is not a fallback under --provider openai, nor for a role whose server model is named', async () => {
+    const closed = await closedUrl();
+    const env = { META_AGENT_PROBE_URLS: closed };
+    await expect(resolveEndpoints({ env, flags: { provider: 'openai' } })).rejects.toThrow(
+      'no model server is configured',
+    );
+    await expect(resolveEndpoints({ env: { ...env, META_AGENT_MODEL: 'llama3.2' } })).rejects.toThrow(
+      'no model server is configured',
+    );
+  });
+
+  it('shares the work with a server: local for the classifier, the server for the rest', async () => {
+    const endpoints = await resolveEndpoints({
+      env: key,
+      flags: { roleModels: { classifier: 'local' } },
+    });
+    expect(endpoints.classifier).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref });
+    expect(endpoints.classifier).not.toHaveProperty('automatic');
+    expect(endpoints.chatbot).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
+    const { models } = await resolveModels({
+      env: { ...key, META_AGENT_CLASSIFIER_MODEL: 'local:/models/tiny.gguf' },
+    });
+    expect(models.classifier.id).toBe('local:/models/tiny.gguf');
+    expect(models.classifier.modelName).toBe('tiny');
+    expect(models.chatbot.id).toMatch(/^openai:gpt-4o-mini@/);
+  });
+
+  it('runs every role embedded under --provider local, on the GGUF --model names, in one model object', async () => {
+    const { endpoints, models } = await resolveModels({
+      env: key,
+      flags: { provider: 'local', model: 'hf:Qwen/Qwen2.5-3B-Instruct-GGUF/qwen2.5-3b-instruct-q4_k_m.gguf' },
+    });
+    expect(endpoints.chatbot).toMatchObject({
+      provider: 'local',
+      model: 'hf:Qwen/Qwen2.5-3B-Instruct-GGUF/qwen2.5-3b-instruct-q4_k_m.gguf',
+    });
+    expect(endpoints.embedder).toMatchObject({
+      provider: 'local',
+      model: 'hf:Qwen/Qwen2.5-3B-Instruct-GGUF/qwen2.5-3b-instruct-q4_k_m.gguf',
+    });
+    expect(models.classifier).toBe(models.chatbot);
+    expect(models.embedder).toBe(models.chatbot);
+    await expect(
+      resolveEndpoints({ flags: { provider: 'local', baseUrl: 'http://127.0.0.1:1/v1' } }),
+    ).rejects.toThrow('--base-url does not apply to --provider local');
+  });
+
+  it('refuses a malformed Hugging Face reference before any work', async () => {
+    await expect(
+      resolveEndpoints({ env: key, flags: { roleModels: { classifier: 'local:hf:../../etc/passwd.gguf' } } }),
+    ).rejects.toBeInstanceOf(UserError);
   });
 });

@@ -193,7 +193,7 @@ describe('pullModel', () => {
     );
     expect(error.message).toContain(`the model is not in the cache (${modelsDir(env)})`);
     expect(error.message).not.toContain('\n');
-    expect(error.hint).toContain('--model PATH');
+    expect(error.hint).toContain('--model local:PATH');
   });
 
   it('says when the hub has no such file (exit 2)', async () => {

@@ -4,7 +4,9 @@
  * while the CLI talks to it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,7 +24,8 @@ export interface CliResult {
 export interface RunCliOptions {
   /**
    * Variables for the CLI. Model settings of the calling environment (OPENAI_*, META_AGENT_*) are
-   * removed first, so a developer's own key or server never leaks into a test.
+   * removed first, so a developer's own key or server never leaks into a test; the embedded model's
+   * cache is an empty folder and its hub unreachable (NO_DOWNLOADS) unless these say otherwise.
    */
   env?: Record<string, string>;
   /** Written to the CLI's stdin, which is then closed (unless `keepStdinOpen`). */
@@ -38,6 +41,15 @@ export interface RunCliOptions {
   killWhen?: (stderr: string, stdout: string) => boolean;
 }
 
+/**
+ * Where the embedded model would come from: an empty cache and a hub that cannot be reached, so a
+ * test that meets the fallback to the embedded model never downloads anything from the internet.
+ */
+const NO_DOWNLOADS = {
+  META_AGENT_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meta-agent-cli-cache-')),
+  HF_ENDPOINT: 'http://127.0.0.1:9',
+};
+
 /** Runs `meta-agent ...args` and resolves when it exits. */
 export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   if (!existsSync(builtMain)) {
@@ -47,7 +59,7 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !/^(OPENAI_|META_AGENT_)/.test(name)) env[name] = value;
   }
-  Object.assign(env, { NO_COLOR: '1' }, options.env);
+  Object.assign(env, { NO_COLOR: '1', ...NO_DOWNLOADS }, options.env);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? root,

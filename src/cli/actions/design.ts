@@ -18,8 +18,12 @@ export async function runDesign(description: string, options: DesignOptions): Pr
   const name = await chooseName(description, options);
   const { models, endpoints } = await modelsFromOptions(options);
   const chatbot = endpoints.chatbot;
+  // The embedded model answers one call at a time; more in flight would only queue.
   const concurrency =
-    options.concurrency ?? designConcurrency(chatbot.provider === 'openai' ? chatbot.baseUrl : undefined);
+    options.concurrency ??
+    (chatbot.provider === 'local'
+      ? 1
+      : designConcurrency(chatbot.provider === 'openai' ? chatbot.baseUrl : undefined));
   const designer = await loadDesigner();
   const bus = new EventBus();
   const model = describeEndpoint(chatbot);
@@ -144,7 +148,7 @@ function latinFolded(word: string): string {
 }
 
 function describeEndpoint(endpoint: ResolvedEndpoint): string {
-  return endpoint.provider === 'openai'
-    ? `${endpoint.model} at ${endpoint.baseUrl}`
-    : `scripted rules ${endpoint.script}`;
+  if (endpoint.provider === 'openai') return `${endpoint.model} at ${endpoint.baseUrl}`;
+  if (endpoint.provider === 'local') return `the embedded model ${endpoint.model}`;
+  return `scripted rules ${endpoint.script}`;
 }

@@ -10,6 +10,7 @@ import { formatCheck } from '../doctor/check.js';
 import type { Check, Report } from '../doctor/check.js';
 import { checkClassification } from '../doctor/classification-check.js';
 import { checkEndpoints } from '../doctor/endpoint-checks.js';
+import { checkLocalModels } from '../doctor/local-checks.js';
 import type { Listings } from '../doctor/endpoint-checks.js';
 import { listingWait } from '../doctor/listing-wait.js';
 import type { ListingWait } from '../doctor/listing-wait.js';
@@ -67,13 +68,11 @@ async function checkModels(options: ModelOptionValues, report: Report): Promise<
   }
   for (const role of ROLES) {
     const endpoint = endpoints[role];
-    if (endpoint.provider !== 'openai' || unchosen.has(role)) continue;
-    report({
-      status: 'ok',
-      name: role,
-      detail: `${endpoint.model} at ${endpoint.baseUrl}; ${endpoint.source}`,
-    });
+    if (endpoint.provider === 'scripted' || unchosen.has(role)) continue;
+    const where = endpoint.provider === 'openai' ? `at ${endpoint.baseUrl}` : 'embedded';
+    report({ status: 'ok', name: role, detail: `${endpoint.model} ${where}; ${endpoint.source}` });
   }
+  const localReady = await checkLocalModels(endpoints, report);
   let serverFailed = false;
   const listings = await checkEndpoints(endpoints, unchosen, wait, (check) => {
     serverFailed ||= check.status === 'fail';
@@ -84,7 +83,7 @@ async function checkModels(options: ModelOptionValues, report: Report): Promise<
   if (failure && !serverFailed) {
     report({ status: 'fail', name: 'models', detail: failure.message, fix: failure.hint });
   }
-  report(await classificationCheck(endpoints, unchosen, listings));
+  report(await classificationCheck(endpoints, unchosen, listings, localReady));
   return true;
 }
 
@@ -93,8 +92,16 @@ async function classificationCheck(
   endpoints: ResolvedEndpoints,
   unchosen: ReadonlySet<ModelRole>,
   listings: Listings,
+  localReady: boolean,
 ): Promise<Check> {
   const { classifier } = endpoints;
+  if (classifier.provider === 'local' && !localReady) {
+    return {
+      status: 'skip',
+      name: 'classify',
+      detail: 'not tried: the embedded model is not ready (see above)',
+    };
+  }
   if (classifier.provider !== 'openai') return checkClassification(endpoints);
   const listed = listings.get(classifier.baseUrl);
   if (listed === undefined) {

@@ -146,7 +146,7 @@ export async function importMemory(file: string, options: MemoryImportOptions): 
 export async function reindexMemory(options: MemoryModelOptions): Promise<void> {
   const location = await locate(options);
   // Reindexing is embedding: without a model server there is nothing to do, so its error stands.
-  const { models } = await modelsFromOptions(options);
+  const { models } = await modelsFromOptions(options, undefined, { embeddedFallback: false });
   const choice = { embedder: models.embedder };
   const interrupt = interruptOnSigint();
   const progress = progressReporter('re-embedding');
@@ -200,7 +200,9 @@ async function locate(options: MemoryOptions): Promise<Location> {
  */
 async function chooseEmbedder(options: ModelOptionValues): Promise<EmbedderChoice> {
   try {
-    return { embedder: (await modelsFromOptions(options)).models.embedder };
+    return {
+      embedder: (await modelsFromOptions(options, undefined, { embeddedFallback: false })).models.embedder,
+    };
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return { missing: error.message };

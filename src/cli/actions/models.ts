@@ -13,6 +13,14 @@ import {
   type ModelRef,
 } from '../../llm/local/model-ref.js';
 import { listCachedModels, removeCachedModel } from '../../llm/local/model-store.js';
+import {
+  RUNTIME_DOWNLOAD_SIZE,
+  RUNTIME_PACKAGE,
+  RUNTIME_VERSION,
+  installRuntime,
+  runtimeDir,
+  runtimeInstalled,
+} from '../../llm/local/runtime.js';
 import type { ModelsListOptions } from '../commands/models.js';
 import { downloadProgress } from '../download-progress.js';
 import { interruptOnSigint } from '../interrupt.js';
@@ -45,11 +53,24 @@ export async function listLocalModels(options: ModelsListOptions): Promise<void>
 }
 
 export async function pullLocalModel(text: string): Promise<void> {
-  const ref = hfRef(text, 'a .gguf file on disk needs no pull: pass its path with --model PATH');
+  const ref = hfRef(text, 'a .gguf file on disk needs no pull: pass --model local:PATH');
   const cached = await cachedModel(ref);
-  if (cached) return void writeOut(`${cached.ref} is already in the cache: ${cached.path}\n`);
-  const model = await pullWithProgress(ref, process.env);
-  writeOut(`downloaded ${model.ref} (${formatSize(model.size)}, SHA-256 checked) to ${model.path}\n`);
+  if (cached) writeOut(`${cached.ref} is already in the cache: ${cached.path}\n`);
+  else {
+    const model = await pullWithProgress(ref, process.env);
+    writeOut(`downloaded ${model.ref} (${formatSize(model.size)}, SHA-256 checked) to ${model.path}\n`);
+  }
+  // After a pull, the model runs without a network: the runtime comes with it.
+  await ensureRuntime(process.env);
+}
+
+/** Installs the embedded model's runtime when it is missing, saying so first (it takes a few seconds). */
+export async function ensureRuntime(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (runtimeInstalled(env)) return;
+  writeErr(
+    `installing the embedded model's runtime (${RUNTIME_PACKAGE} ${RUNTIME_VERSION}, ${RUNTIME_DOWNLOAD_SIZE} from the npm registry) into ${runtimeDir(env)}; this happens once\n`,
+  );
+  await installRuntime(env);
 }
 
 export async function removeLocalModel(text: string): Promise<void> {

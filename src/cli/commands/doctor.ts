@@ -1,7 +1,8 @@
 /**
  * `meta-agent doctor`: checks what meta-agent needs, one line each with the fix when something is
  * wrong: Node, the isolated-vm sandbox, Graphviz, the model configuration, each endpoint and its
- * models, and a one-token classification whose answer doctor knows. Exit 0 when no check failed
+ * models or the embedded model's runtime and file, and a one-token classification whose answer doctor
+ * knows. Exit 0 when no check failed
  * (warnings allowed), 1 when one did, 2 when no model is configured at all.
  */
 import type { Command } from 'commander';
@@ -13,10 +14,14 @@ Examples:
   $ meta-agent doctor                                        whatever the environment configures
   $ meta-agent doctor --base-url http://127.0.0.1:11434/v1   check an Ollama server
   $ meta-agent doctor --model gpt-4o --classifier-model gpt-4o-mini
+  $ meta-agent doctor --provider local                       check the embedded model: runtime, file, threads, GPU
 
 The classifier is asked which of three words is a colour, twice, the choices reordered in between: it
 passes only when it is right both times. Doctor waits 5 s for a server's model list and 60 s for an
 answer; META_AGENT_TIMEOUT_MS (milliseconds) sets both.
+
+With no server configured or answering, doctor checks the embedded model instead; it downloads nothing,
+and says what the first use will fetch (a warning, not a failure).
 
 Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 no model is configured, or
 META_AGENT_TIMEOUT_MS is not a number.
@@ -26,7 +31,9 @@ ${MODEL_OPTIONS_HELP}`;
 export function register(program: Command): void {
   const command = program
     .command('doctor')
-    .description('check Node, the sandbox, Graphviz and your model server, and say how to fix what fails');
+    .description(
+      'check Node, the sandbox, Graphviz and your model server or embedded model, and say how to fix what fails',
+    );
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (options: ModelOptionValues) => {

@@ -8,6 +8,7 @@ import { UserError } from '../../errors.js';
 import { classify } from '../../llm/classify.js';
 import { createModels } from '../../llm/config.js';
 import type { ResolvedEndpoints } from '../../llm/config.js';
+import { LocalModel } from '../../llm/local/local-model.js';
 import { labelLogitBias } from '../../llm/tokens.js';
 import type { LanguageModel } from '../../llm/types.js';
 import type { Check } from './check.js';
@@ -67,5 +68,8 @@ function tries(answers: readonly Answer[]): string {
 
 function biasNote(classifier: LanguageModel): string {
   if (classifier.scripted) return 'scripted';
-  return labelLogitBias(classifier.modelName, [{ text: 'A', bias: 100 }]) ? 'logit_bias on' : 'no logit_bias (tokenizer unknown)';
+  if (classifier instanceof LocalModel) return "token bias on, from the model's own tokenizer";
+  return labelLogitBias(classifier.modelName, [{ text: 'A', bias: 100 }])
+    ? 'logit_bias on'
+    : 'no logit_bias (tokenizer unknown)';
 }

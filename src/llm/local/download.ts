@@ -317,7 +317,7 @@ async function send(
     throw new UserError(
       `cannot download ${pull.ref}: ${target.host} cannot be reached${why ? ` (${why})` : ''}, and the model is not in the cache (${pull.cache})`,
       2,
-      'connect to the internet once, or copy a .gguf file and pass its path with --model PATH, or use a model server (--base-url …)',
+      'connect to the internet once, or copy a .gguf file here and pass --model local:PATH, or use a model server (--base-url URL)',
     );
   } finally {
     clearTimeout(timeout);

@@ -136,7 +136,7 @@ export class LocalModel implements LanguageModel {
     let response: string;
     try {
       ({ response } = await chat.generateResponse(history(request.messages), {
-        ...(request.maxTokens !== undefined && { maxTokens: request.maxTokens }),
+        maxTokens: request.maxTokens ?? roomLeft(loaded, request.messages),
         temperature: request.temperature ?? 0,
         ...(grammar && { grammar }),
         ...(tokenBias && { tokenBias }),
@@ -246,6 +246,22 @@ async function modelPath(ref: ModelRef, env: NodeJS.ProcessEnv): Promise<string>
     2,
     `\`meta-agent models pull ${named}\` fetches it${size}`,
   );
+}
+
+/** Tokens a chat template adds around each message, at most, in the templates we know. */
+const TEMPLATE_TOKENS_PER_MESSAGE = 8;
+
+/**
+ * What is left of the context after the prompt: the most an answer may take when the caller sets no
+ * limit. Without it a model that never stops (a small one looping, or one writing a string that never
+ * closes) would go on forever, the runtime dropping the oldest tokens to make room.
+ */
+function roomLeft({ model, info }: Loaded, messages: readonly ChatMessage[]): number {
+  const prompt = messages.reduce(
+    (total, message) => total + model.tokenize(message.content).length + TEMPLATE_TOKENS_PER_MESSAGE,
+    TEMPLATE_TOKENS_PER_MESSAGE,
+  );
+  return Math.max(1, info.contextSize - prompt);
 }
 
 /** Our messages as node-llama-cpp's chat history, which its chat wrapper formats for the model. */

@@ -7,9 +7,9 @@
  * declares its API.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UserError } from '../../errors.js';
 import { localCacheDir } from './cache-dir.js';
@@ -159,17 +159,23 @@ function installFailed(reason: string, exitCode: 1 | 2): UserError {
 
 /**
  * npm's CLI script: the one running us when meta-agent was started by npm, else the one installed
- * beside this Node (lib/node_modules/npm on Unix, node_modules/npm on Windows).
+ * beside this Node (lib/node_modules/npm on Unix, node_modules/npm on Windows), else the one the `npm`
+ * on PATH leads to (a Node installed apart from its npm).
  */
 function npmCli(env: NodeJS.ProcessEnv): string {
   const fromNpm = env.npm_execpath;
   if (fromNpm && /npm-cli\.js$/.test(fromNpm) && existsSync(fromNpm)) return fromNpm;
-  const prefix = dirname(process.execPath);
-  const candidates = [
-    join(prefix, '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-    join(prefix, 'node_modules', 'npm', 'bin', 'npm-cli.js'),
-  ];
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) throw installFailed(`npm was not found beside ${process.execPath}`, 2);
-  return found;
+  const besideNode = [dirname(process.execPath)];
+  const onPath = (env.PATH ?? '').split(delimiter).filter((dir) => dir !== '');
+  for (const dir of [...besideNode, ...onPath]) {
+    const candidates = [
+      join(dir, '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+      join(dir, 'node_modules', 'npm', 'bin', 'npm-cli.js'),
+    ];
+    const launcher = join(dir, 'npm');
+    if (existsSync(launcher)) candidates.unshift(realpathSync(launcher));
+    const found = candidates.find((path) => /npm-cli\.js$/.test(path) && existsSync(path));
+    if (found) return found;
+  }
+  throw installFailed(`npm was found neither beside ${process.execPath} nor on PATH`, 2);
 }
