@@ -17,6 +17,7 @@ import {
   runtimeInstalled,
 } from '../../llm/local/runtime.js';
 import { USE_A_SERVER } from '../local-setup.js';
+import { plural } from '../words.js';
 import type { Check, Report } from './check.js';
 
 type LocalEndpoint = Extract<ResolvedEndpoint, { provider: 'local' }>;
@@ -76,7 +77,7 @@ async function runsOn(named: string): Promise<Check> {
     return {
       status: 'ok',
       name: 'runs on',
-      detail: `${info.threads} CPU threads, ${gpu}, a ${info.contextSize}-token context; ${info.runtime}`,
+      detail: `${plural(info.threads, 'CPU thread')}, ${gpu}, a ${info.contextSize}-token context; ${info.runtime}`,
     };
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
