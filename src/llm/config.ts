@@ -121,8 +121,9 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
       [chatRole ? flags.model : undefined, '--model'],
       [env[`META_AGENT_${ROLE}_MODEL`], `META_AGENT_${ROLE}_MODEL`],
       [chatRole ? env.META_AGENT_MODEL : undefined, 'META_AGENT_MODEL'],
-      [input.graph?.[role]?.model, `the graph's config.models.${role}`],
+      [input.graph?.[role]?.model, `the graph's config.models.${role}`, true],
     ]);
+    if (model?.fromGraph) checkGraphModel(model);
     const roleKey = `META_AGENT_${ROLE}_API_KEY`;
     const keyVariable = env[roleKey] ? roleKey : env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : undefined;
     let apiKey = keyVariable ? env[keyVariable] : undefined;
@@ -302,6 +303,21 @@ async function defaultModel(
     );
   }
   return { value, source: `the first model listed by ${baseUrl}` };
+}
+
+/**
+ * A graph file may ask for the embedded model (`local`) but not name a GGUF of its own: the file is
+ * untrusted, and a model reference it chose would make meta-agent download and parse whatever file it
+ * points to.
+ */
+function checkGraphModel(model: Setting): void {
+  if (LOCAL_PREFIX.test(model.value) && model.value !== 'local') {
+    throw new UserError(
+      `${model.source} is "${model.value}": a graph file may ask for the embedded model ("local") but not name a GGUF`,
+      2,
+      'choose the GGUF yourself: --model local:REF, a per-role flag such as --classifier-model, or META_AGENT_MODEL',
+    );
+  }
 }
 
 function nothingConfigured(probed: readonly string[]): UserError {

@@ -188,6 +188,16 @@ describe('the embedded model in the configuration', () => {
     ).rejects.toThrow('--base-url does not apply to --provider local');
   });
 
+  it('lets a graph file ask for the embedded model but not name a GGUF of its own', async () => {
+    const endpoints = await resolveEndpoints({ env: key, graph: { classifier: { model: 'local' } } });
+    expect(endpoints.classifier).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref });
+    for (const model of ['local:hf:evil/models-GGUF/x.gguf', 'local:/tmp/x.gguf']) {
+      await expect(resolveEndpoints({ env: key, graph: { classifier: { model } } })).rejects.toThrow(
+        `the graph's config.models.classifier is "${model}": a graph file may ask for the embedded model`,
+      );
+    }
+  });
+
   it('refuses a malformed Hugging Face reference before any work', async () => {
     await expect(
       resolveEndpoints({ env: key, flags: { roleModels: { classifier: 'local:hf:../../etc/passwd.gguf' } } }),
