@@ -109,7 +109,15 @@ export async function installRuntime(env: NodeJS.ProcessEnv = process.env): Prom
   try {
     const packages = [`${RUNTIME_PACKAGE}@${RUNTIME_VERSION}`, ...platformBuilds(requestedGpuBuild(env))];
     await npm(['install', '--prefix', staging, ...NPM_FLAGS, ...packages], env);
-    if (!runtimeInstalled(env)) await rename(staging, target);
+    if (runtimeInstalled(env)) return;
+    // What is there without an entry point is an install someone removed files from: replace it.
+    await rm(target, { recursive: true, force: true });
+    try {
+      await rename(staging, target);
+    } catch (error) {
+      // Another process moved its own install into place first.
+      if (!runtimeInstalled(env)) throw error;
+    }
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
@@ -141,12 +149,22 @@ function npm(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
     child.once('close', (code) => {
       if (code === 0) return resolve();
       const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|network/i.test(stderr);
-      const reason =
-        stderr.split('\n').find((line) => /error/i.test(line) && line.trim() !== '') ??
-        `npm exited with ${code}`;
-      reject(installFailed(reason.replace(/^npm (error|ERR!)\s*/i, '').trim(), offline ? 2 : 1));
+      reject(installFailed(npmReason(stderr) ?? `npm exited with ${code}`, offline ? 2 : 1));
     });
   });
+}
+
+/**
+ * The line of npm's error report that says what went wrong (`request to … failed, reason: …`), not
+ * the code, syscall and log-file lines around it.
+ */
+function npmReason(stderr: string): string | undefined {
+  const lines = stderr
+    .split('\n')
+    .filter((line) => /^npm (error|ERR!)/i.test(line))
+    .map((line) => line.replace(/^npm (error|ERR!)\s*/i, '').trim())
+    .filter((line) => line !== '' && !/^(code|syscall|errno|A complete log)\b/i.test(line));
+  return lines.find((line) => /failed|reason|not found|404/i.test(line)) ?? lines[0];
 }
 
 function installFailed(reason: string, exitCode: 1 | 2): UserError {
