@@ -4,10 +4,13 @@
  * where, and how to use a server instead), downloads the GGUF with its progress, and installs the
  * runtime. Later runs find both in the cache and say in one line which model answers.
  */
-import type { ResolvedEndpoint, ResolvedEndpoints } from '../llm/config.js';
+import { UserError } from '../errors.js';
+import type { ResolvedEndpoint, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';
 import { modelsDir } from '../llm/local/cache-dir.js';
 import { cachedModel } from '../llm/local/download.js';
 import { DEFAULT_LOCAL_MODEL, parseModelRef } from '../llm/local/model-ref.js';
+import { runtimeInstalled } from '../llm/local/runtime.js';
+import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { ensureModelFile, ensureRuntime } from './actions/models.js';
 import { writeErr } from './terminal.js';
 
@@ -17,17 +20,70 @@ export const USE_A_SERVER =
 
 type LocalEndpoint = Extract<ResolvedEndpoint, { provider: 'local' }>;
 
+/** The distinct embedded models of `endpoints`. */
+function localEndpoints(endpoints: ResolvedEndpoints): LocalEndpoint[] {
+  const local = new Map<string, LocalEndpoint>();
+  for (const endpoint of Object.values(endpoints)) {
+    if (endpoint.provider === 'local') local.set(endpoint.model, endpoint);
+  }
+  return [...local.values()];
+}
+
 /** Downloads and installs what the endpoints' embedded models still lack, saying so first. */
 export async function prepareLocalModels(
   endpoints: ResolvedEndpoints,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  const local = new Map<string, LocalEndpoint>();
-  for (const endpoint of Object.values(endpoints)) {
-    if (endpoint.provider === 'local') local.set(endpoint.model, endpoint);
+  const local = localEndpoints(endpoints);
+  for (const endpoint of local) await prepare(endpoint, env);
+  if (local.length > 0) await ensureRuntime(env);
+}
+
+/** Whether every embedded model of `endpoints` can load now, without a download or an install. */
+export async function localModelsReady(
+  endpoints: ResolvedEndpoints,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  if (!runtimeInstalled(env)) return false;
+  for (const { model } of localEndpoints(endpoints)) {
+    const ref = parseModelRef(model);
+    if (ref.kind === 'hf' && !(await cachedModel(ref, env))) return false;
   }
-  for (const endpoint of local.values()) await prepare(endpoint, env);
-  if (local.size > 0) await ensureRuntime(env);
+  return true;
+}
+
+/**
+ * The models, each embedded one preparing the embedded models (once, for all of them) on its first
+ * call: what prepareLocalModels says and fetches comes when a model is first needed, and a failure
+ * (offline, say) is that call's error. Without `fetch`, that first call fails, saying how to fetch.
+ */
+export function preparedOnFirstCall({ models, endpoints }: ResolvedModels, fetch: boolean): ModelSet {
+  let prepared: Promise<void> | undefined;
+  const ready = () =>
+    (prepared ??= fetch ? prepareLocalModels(endpoints) : Promise.reject(notFetched(endpoints)));
+  const wrapped = new Map<LanguageModel, LanguageModel>();
+  const wrap = (model: LanguageModel, endpoint: ResolvedEndpoint): LanguageModel => {
+    if (endpoint.provider !== 'local') return model;
+    let lazy = wrapped.get(model);
+    if (!lazy) {
+      lazy = {
+        id: model.id,
+        modelName: model.modelName,
+        scripted: model.scripted,
+        complete: async (request) => (await ready(), model.complete(request)),
+        stream: async (request, onChunk) => (await ready(), model.stream(request, onChunk)),
+        embed: async (texts, signal) => (await ready(), model.embed(texts, signal)),
+      };
+      wrapped.set(model, lazy);
+    }
+    return lazy;
+  };
+  return {
+    chatbot: wrap(models.chatbot, endpoints.chatbot),
+    classifier: wrap(models.classifier, endpoints.classifier),
+    userbot: wrap(models.userbot, endpoints.userbot),
+    embedder: wrap(models.embedder, endpoints.embedder),
+  };
 }
 
 async function prepare(endpoint: LocalEndpoint, env: NodeJS.ProcessEnv): Promise<void> {
@@ -44,4 +100,16 @@ async function prepare(endpoint: LocalEndpoint, env: NodeJS.ProcessEnv): Promise
       `[models] ${USE_A_SERVER}\n`,
   );
   await ensureModelFile(ref, env);
+}
+
+/** Why the full-screen view does not fetch an embedded model, and how to get it. */
+function notFetched(endpoints: ResolvedEndpoints): UserError {
+  const [first] = localEndpoints(endpoints);
+  const model = first?.model ?? DEFAULT_LOCAL_MODEL.ref;
+  const size = model === DEFAULT_LOCAL_MODEL.ref ? ` (${DEFAULT_LOCAL_MODEL.approximateSize})` : '';
+  return new UserError(
+    `the embedded model ${model} is not downloaded yet, and the full-screen view cannot show its download`,
+    2,
+    `\`meta-agent models pull${model === DEFAULT_LOCAL_MODEL.ref ? '' : ` ${model}`}\` fetches it${size}, as does running once with --no-tui; ${USE_A_SERVER}`,
+  );
 }

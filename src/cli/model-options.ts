@@ -21,21 +21,40 @@ export function modelFlags(options: ModelOptionValues): ModelFlags {
   };
 }
 
+export interface ModelSetup {
+  /**
+   * Whether roles left with no server fall back to the embedded model (default true); false keeps
+   * the error for a command that can do without models.
+   */
+  embeddedFallback?: boolean;
+  /**
+   * What to do about an embedded model that is not ready (not downloaded, or no runtime): `fetch` it
+   * now (the default); fetch it on its first call (`fetch-on-first-call`), so a graph of code and
+   * exact-text nodes runs without it; or fail that first call, saying how to fetch it
+   * (`fail-on-first-call`), where a download's progress could not be shown.
+   */
+  notReady?: NotReady;
+}
+
+export type NotReady = 'fetch' | 'fetch-on-first-call' | 'fail-on-first-call';
+
 /**
  * Models for every role from the options, the environment and, lowest, the graph's own config. An
  * embedded model is made ready first (downloaded and installed on first use, with progress), unless
- * `embeddedFallback` is false and no role asked for one.
+ * `notReady` says otherwise.
  */
 export async function modelsFromOptions(
   options: ModelOptionValues,
   graph?: GraphModelConfig,
-  { embeddedFallback = true }: { embeddedFallback?: boolean } = {},
+  { embeddedFallback = true, notReady = 'fetch' }: ModelSetup = {},
 ): Promise<ResolvedModels> {
   const resolved = await resolveModels({ flags: modelFlags(options), graph, embeddedFallback });
-  if (Object.values(resolved.endpoints).some((endpoint) => endpoint.provider === 'local')) {
-    const { prepareLocalModels } = await import('./local-setup.js');
-    await prepareLocalModels(resolved.endpoints);
+  if (!Object.values(resolved.endpoints).some((endpoint) => endpoint.provider === 'local')) return resolved;
+  const { localModelsReady, prepareLocalModels, preparedOnFirstCall } = await import('./local-setup.js');
+  if (notReady !== 'fetch' && !(await localModelsReady(resolved.endpoints))) {
+    return { ...resolved, models: preparedOnFirstCall(resolved, notReady === 'fetch-on-first-call') };
   }
+  await prepareLocalModels(resolved.endpoints);
   return resolved;
 }
 

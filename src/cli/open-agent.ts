@@ -20,7 +20,7 @@ import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
-import { graphEndpointNote, hasModelFlags, modelsFromOptions } from './model-options.js';
+import { graphEndpointNote, hasModelFlags, modelsFromOptions, type NotReady } from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
 import { writeErr } from './terminal.js';
@@ -40,6 +40,12 @@ export interface RunSetup {
   statePath?: string;
   /** What `goal_loop` nodes may do (--workspace, --allow, --yes, --goal-max-steps); default: nothing unasked. */
   goalLoop?: GoalLoopOptionValues;
+  /**
+   * The run will show the full-screen UI, where a download's progress cannot be drawn: an embedded
+   * model that is not ready makes its first call fail, saying how to fetch it. Otherwise the first call
+   * fetches it. A graph that calls no model fetches nothing either way.
+   */
+  terminalUi?: boolean;
 }
 
 /** A graph ready to run. Dispose the interpreter when done. */
@@ -77,7 +83,8 @@ export async function openAgent(
   if (saved && statePath !== undefined) checkStateFits(saved, file, graph, statePath);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  const models = meter.meter(await resolveModels(options, file));
+  const notReady = setup.terminalUi ? 'fail-on-first-call' : 'fetch-on-first-call';
+  const models = meter.meter(await resolveModels(options, file, notReady));
   if (models.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const memory = file.config.memory && (await memoryOf(file, models, setup.goalLoop?.workspace));
@@ -156,9 +163,13 @@ function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {
  * instead: a graph of code and exact-text nodes runs without any model, and one that needs a model
  * still fails with the same message, naming the node that needed it.
  */
-async function resolveModels(options: ModelOptionValues, file: GraphFile): Promise<ModelSet> {
+async function resolveModels(
+  options: ModelOptionValues,
+  file: GraphFile,
+  notReady: NotReady,
+): Promise<ModelSet> {
   try {
-    const { models, endpoints } = await modelsFromOptions(options, file.config.models);
+    const { models, endpoints } = await modelsFromOptions(options, file.config.models, { notReady });
     const note = graphEndpointNote(endpoints);
     if (note) writeErr(note);
     return models;

@@ -202,7 +202,8 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
  * The embedded model a role's setting names: `local` alone is the default GGUF; `local:REF` (or, under
  * --provider local, REF alone) names one. Parsed here, so a bad reference fails before any work.
  */
-function localEndpoint(model: Setting | undefined): ResolvedEndpoint {
+function localEndpoint(setting: Setting | undefined): ResolvedEndpoint {
+  const model = setting && namesGguf(setting) ? setting : undefined;
   const named = model?.value.replace(LOCAL_PREFIX, '') || DEFAULT_LOCAL_MODEL.ref;
   parseModelRef(named);
   return {
@@ -210,6 +211,15 @@ function localEndpoint(model: Setting | undefined): ResolvedEndpoint {
     model: named,
     source: model ? `the embedded model from ${model.source}` : 'the embedded model',
   };
+}
+
+/**
+ * Whether a setting names a GGUF under --provider local: one given by flag, or one that says so
+ * (`local:…`, `hf:…`, `….gguf`). A server model's name in the environment or the graph (llama3.2,
+ * gpt-4o-mini) is no file, so the default GGUF stands in for it.
+ */
+function namesGguf(setting: Setting): boolean {
+  return setting.source.startsWith('--') || /^(local(:|$)|hf:)|\.gguf$/i.test(setting.value);
 }
 
 /** Builds one model per distinct endpoint and hands it to every role that uses it. */

@@ -175,15 +175,22 @@ describe('meta-agent aipl render', () => {
     expect(await readFile(join(fixtures, 'sales.state.jsonl'), 'utf8')).toBe(before);
   });
 
-  it('says to pass model options when the template asks a model and none is configured', async () => {
+  it('says to pass model options when the template asks a model and none is configured or can be fetched', async () => {
     const result = await aipl(['render', 'sales.aipl', '--state', 'values.json']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    const [error, hint, ...rest] = result.stderr.split('\n');
-    expect(error).toMatch(
-      /^error: sales\.aipl needs a model to answer isInterestedInDemo\(.*\): no model server/,
+    // With no server, the embedded model is tried, and cannot be downloaded here.
+    const [notice, server, error, hint, ...rest] = result.stderr.split('\n');
+    expect(notice).toMatch(
+      /^\[models\] no model server is configured or answering, so meta-agent runs the embedded model/,
     );
-    expect(hint).toMatch(/^hint: pass --model NAME .* or --provider scripted --script FILE/);
+    expect(server).toMatch(/^\[models\] to use a model server instead/);
+    expect(error).toMatch(
+      /^error: sales\.aipl needs a model to answer isInterestedInDemo\(.*\): cannot download hf:\S+: 127\.0\.0\.1:9 cannot be reached/,
+    );
+    expect(hint).toMatch(
+      /^hint: pass --model NAME .* `meta-agent models pull` .* or --provider scripted --script FILE/,
+    );
     expect(rest).toEqual(['']);
   });
 

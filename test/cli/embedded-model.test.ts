@@ -6,6 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { preparedOnFirstCall } from '../../src/cli/local-setup.js';
+import { UserError } from '../../src/errors.js';
+import { resolveModels } from '../../src/llm/config.js';
 import { DEFAULT_LOCAL_MODEL, parseModelRef } from '../../src/llm/local/model-ref.js';
 import { startFakeHub, type FakeHub } from '../support/fake-hub.js';
 import { ensureTestRuntime, localTestEnv, tinyModelFile } from '../support/local-runtime.js';
@@ -56,6 +59,37 @@ describe('the embedded model from the command line (random weights: the path, no
     );
     expect(second.stderr).not.toContain('downloading');
     expect(hub.count('GET', '/cdn/')).toBe(downloads);
+  });
+
+  it('fetches it in a chat only when a node first needs a model', async () => {
+    hub = await hubWithDefaultModel();
+    const env = localTestEnv({ HF_ENDPOINT: hub.url, META_AGENT_PROBE_URLS: await closedUrl() });
+    const noModel = await runCli(['chat', 'test/fixtures/engine/tally.autogram.json'], {
+      input: 'a\nb\n',
+      env,
+    });
+    expect(noModel.code).toBe(0);
+    expect(noModel.stderr).toBe('');
+    expect(hub.requests).toEqual([]);
+
+    const result = await runCli(['chat', GREETER], { input: 'Ada\n', env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('First use downloads it (about 1.1 GB)');
+    expect(hub.count('GET', '/cdn/')).toBe(1);
+  });
+
+  it('in the full-screen view, says how to fetch it rather than draw a download under the view', async () => {
+    const resolved = await resolveModels({ env: { META_AGENT_PROBE_URLS: await closedUrl() } });
+    const lazy = preparedOnFirstCall(resolved, false);
+    const call = lazy.chatbot.complete({ messages: [{ role: 'user', content: 'hi' }] });
+    await expect(call).rejects.toBeInstanceOf(UserError);
+    await expect(call).rejects.toThrow(
+      'is not downloaded yet, and the full-screen view cannot show its download',
+    );
+    const error = (await call.catch((caught: unknown) => caught)) as UserError;
+    expect(error.hint).toMatch(
+      /^`meta-agent models pull` fetches it \(about 1\.1 GB\), as does running once with --no-tui/,
+    );
   });
 
   it('tells the designer’s user what the first use fetches, and fails in one line when offline', async () => {

@@ -188,6 +188,17 @@ describe('the embedded model in the configuration', () => {
     ).rejects.toThrow('--base-url does not apply to --provider local');
   });
 
+  it('under --provider local, takes server model names from the environment or the graph for no file', async () => {
+    const endpoints = await resolveEndpoints({
+      env: { META_AGENT_MODEL: 'llama3.2', META_AGENT_CLASSIFIER_MODEL: '/models/small.gguf' },
+      graph: { userbot: { model: 'gpt-4o' } },
+      flags: { provider: 'local' },
+    });
+    expect(endpoints.chatbot).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref });
+    expect(endpoints.userbot).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref });
+    expect(endpoints.classifier).toMatchObject({ provider: 'local', model: '/models/small.gguf' });
+  });
+
   it('lets a graph file ask for the embedded model but not name a GGUF of its own', async () => {
     const endpoints = await resolveEndpoints({ env: key, graph: { classifier: { model: 'local' } } });
     expect(endpoints.classifier).toMatchObject({ provider: 'local', model: DEFAULT_LOCAL_MODEL.ref });

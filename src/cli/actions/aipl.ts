@@ -192,7 +192,7 @@ async function modelsFor(name: string, what: string, options: AiplRenderOptions)
     throw new UserError(
       `${name} needs a model to answer ${asked}: ${error.message}`,
       2,
-      'pass --model NAME (with --base-url URL for a local server), or --provider scripted --script FILE for answers from a rules file',
+      'pass --model NAME (with --base-url URL for a local server), run `meta-agent models pull` for the embedded model, or --provider scripted --script FILE for answers from a rules file',
     );
   }
 }

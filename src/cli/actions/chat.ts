@@ -16,6 +16,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
     selfReferential: options.selfReferential,
     statePath: options.state,
     goalLoop: options,
+    terminalUi: usesTerminalUi(options),
   });
   try {
     const session = openSession(agent, options);
@@ -44,10 +45,13 @@ function openSession(agent: OpenedAgent, options: ChatOptions): ChatSession {
   return new ChatSession(agent.interpreter, saved, options.state);
 }
 
-/** Chooses the front end: the terminal UI only when both ends are a terminal and nothing asked for lines. */
+/** The terminal UI is the front end only when both ends are a terminal and nothing asked for lines. */
+function usesTerminalUi(options: ChatOptions): boolean {
+  return Boolean(options.tui && !options.json && process.stdin.isTTY && process.stdout.isTTY);
+}
+
 async function converse(agent: OpenedAgent, session: ChatSession, options: ChatOptions): Promise<void> {
-  if (options.tui && !options.json && process.stdin.isTTY && process.stdout.isTTY)
-    return chatInTerminal(agent, session);
+  if (usesTerminalUi(options)) return chatInTerminal(agent, session);
   const say = (reply: string) => writeOut(`${reply}\n`);
   // With --json the code nodes' output is in the event stream already.
   const stopEvents = options.json
