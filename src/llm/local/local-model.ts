@@ -26,6 +26,8 @@ import type {
   ChatHistoryItem,
   Llama,
   LlamaChat,
+  LlamaContextSequence,
+  LlamaEmbeddingContext,
   LlamaGrammar,
   LlamaModel,
   NodeLlamaCpp,
@@ -35,6 +37,12 @@ import { RUNTIME_VERSION, loadRuntime } from './runtime.js';
 
 /** The context a model gets unless it was trained on less: room for a designer's longest prompts. */
 const MAX_CONTEXT = 8192;
+
+/**
+ * Sampling temperature when the caller names none, as llama.cpp's server has it: greedy decoding makes
+ * small models repeat themselves. Classifier questions ask for 0.
+ */
+const DEFAULT_TEMPERATURE = 0.8;
 
 /** What the embedded model runs on, for `doctor` and the notices. */
 export interface LocalModelInfo {
@@ -54,7 +62,7 @@ interface Loaded {
   llama: Llama;
   model: LlamaModel;
   chat: LlamaChat;
-  sequence: { readonly tokenMeter: { readonly usedInputTokens: number; readonly usedOutputTokens: number } };
+  sequence: LlamaContextSequence;
   info: LocalModelInfo;
 }
 
@@ -71,8 +79,7 @@ export class LocalModel implements LanguageModel {
   readonly ref: ModelRef;
   readonly #env: NodeJS.ProcessEnv;
   #loaded: Promise<Loaded> | undefined;
-  #embedder:
-    Promise<{ getEmbeddingFor(text: string): Promise<{ readonly vector: readonly number[] }> }> | undefined;
+  #embedder: Promise<LlamaEmbeddingContext> | undefined;
   /** The end of the last call in line: each call starts when the one before it has settled. */
   #turn: Promise<unknown> = Promise.resolve();
   readonly #grammars = new Map<string, Promise<LlamaGrammar>>();
@@ -137,7 +144,7 @@ export class LocalModel implements LanguageModel {
     try {
       ({ response } = await chat.generateResponse(history(request.messages), {
         maxTokens: request.maxTokens ?? roomLeft(loaded, request.messages),
-        temperature: request.temperature ?? 0,
+        temperature: request.temperature ?? DEFAULT_TEMPERATURE,
         ...(grammar && { grammar }),
         ...(tokenBias && { tokenBias }),
         ...(request.stop && request.stop.length > 0 && { customStopTriggers: request.stop }),

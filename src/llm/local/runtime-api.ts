@@ -37,10 +37,15 @@ export interface LlamaModel {
   readonly size: number;
   tokenize(text: string): Token[];
   createContext(options: { contextSize: number | { max: number }; threads?: number }): Promise<LlamaContext>;
-  createEmbeddingContext(options: { contextSize: number | { max: number }; threads?: number }): Promise<{
-    getEmbeddingFor(text: string): Promise<{ readonly vector: readonly number[] }>;
-    dispose(): Promise<void>;
-  }>;
+  createEmbeddingContext(options: {
+    contextSize: number | { max: number };
+    threads?: number;
+  }): Promise<LlamaEmbeddingContext>;
+  dispose(): Promise<void>;
+}
+
+export interface LlamaEmbeddingContext {
+  getEmbeddingFor(text: string): Promise<{ readonly vector: readonly number[] }>;
   dispose(): Promise<void>;
 }
 
