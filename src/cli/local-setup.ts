@@ -8,7 +8,7 @@ import { UserError } from '../errors.js';
 import type { ResolvedEndpoint, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';
 import { modelsDir } from '../llm/local/cache-dir.js';
 import { cachedModel } from '../llm/local/download.js';
-import { DEFAULT_LOCAL_MODEL, parseModelRef } from '../llm/local/model-ref.js';
+import { DEFAULT_LOCAL_MODEL, parseModelRef, sizeNote } from '../llm/local/model-ref.js';
 import { runtimeInstalled } from '../llm/local/runtime.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { ensureModelFile, ensureRuntime } from './actions/models.js';
@@ -18,10 +18,10 @@ import { writeErr } from './terminal.js';
 export const USE_A_SERVER =
   'to use a model server instead, set OPENAI_API_KEY (OpenAI) or pass --base-url URL (Ollama, LM Studio, vLLM, llama.cpp server)';
 
-type LocalEndpoint = Extract<ResolvedEndpoint, { provider: 'local' }>;
+export type LocalEndpoint = Extract<ResolvedEndpoint, { provider: 'local' }>;
 
 /** The distinct embedded models of `endpoints`. */
-function localEndpoints(endpoints: ResolvedEndpoints): LocalEndpoint[] {
+export function localEndpoints(endpoints: ResolvedEndpoints): LocalEndpoint[] {
   const local = new Map<string, LocalEndpoint>();
   for (const endpoint of Object.values(endpoints)) {
     if (endpoint.provider === 'local') local.set(endpoint.model, endpoint);
@@ -91,12 +91,12 @@ async function prepare(endpoint: LocalEndpoint, env: NodeJS.ProcessEnv): Promise
   const why = endpoint.automatic ? 'no model server is configured or answering, so ' : '';
   if (ref.kind === 'file' || (await cachedModel(ref, env))) {
     if (endpoint.automatic) writeErr(`[models] ${why}the embedded model ${endpoint.model} answers\n`);
-    await ensureModelFile(ref, env);
+    // A cached model was verified when it was downloaded; a file of the user's is checked here.
+    if (ref.kind === 'file') await ensureModelFile(ref, env);
     return;
   }
-  const size = endpoint.model === DEFAULT_LOCAL_MODEL.ref ? ` (${DEFAULT_LOCAL_MODEL.approximateSize})` : '';
   writeErr(
-    `[models] ${why}meta-agent runs the embedded model ${endpoint.model}. First use downloads it${size} into ${modelsDir(env)}, once; an interrupted download resumes.\n` +
+    `[models] ${why}meta-agent runs the embedded model ${endpoint.model}. First use downloads it${sizeNote(endpoint.model)} into ${modelsDir(env)}, once; an interrupted download resumes.\n` +
       `[models] ${USE_A_SERVER}\n`,
   );
   await ensureModelFile(ref, env);
@@ -106,10 +106,9 @@ async function prepare(endpoint: LocalEndpoint, env: NodeJS.ProcessEnv): Promise
 function notFetched(endpoints: ResolvedEndpoints): UserError {
   const [first] = localEndpoints(endpoints);
   const model = first?.model ?? DEFAULT_LOCAL_MODEL.ref;
-  const size = model === DEFAULT_LOCAL_MODEL.ref ? ` (${DEFAULT_LOCAL_MODEL.approximateSize})` : '';
   return new UserError(
     `the embedded model ${model} is not downloaded yet, and the full-screen view cannot show its download`,
     2,
-    `\`meta-agent models pull${model === DEFAULT_LOCAL_MODEL.ref ? '' : ` ${model}`}\` fetches it${size}, as does running once with --no-tui; ${USE_A_SERVER}`,
+    `\`meta-agent models pull${model === DEFAULT_LOCAL_MODEL.ref ? '' : ` ${model}`}\` fetches it${sizeNote(model)}, as does running once with --no-tui; ${USE_A_SERVER}`,
   );
 }

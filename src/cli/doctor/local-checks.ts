@@ -4,11 +4,11 @@
  * warning that says what the first use will fetch, where to, and how to use a server instead.
  */
 import { UserError } from '../../errors.js';
-import type { ResolvedEndpoint, ResolvedEndpoints } from '../../llm/config.js';
+import type { ResolvedEndpoints } from '../../llm/config.js';
 import { modelsDir } from '../../llm/local/cache-dir.js';
 import { cachedModel, formatSize } from '../../llm/local/download.js';
 import { LocalModel } from '../../llm/local/local-model.js';
-import { DEFAULT_LOCAL_MODEL, parseModelRef } from '../../llm/local/model-ref.js';
+import { parseModelRef, sizeNote } from '../../llm/local/model-ref.js';
 import {
   RUNTIME_DOWNLOAD_SIZE,
   RUNTIME_PACKAGE,
@@ -16,19 +16,14 @@ import {
   runtimeDir,
   runtimeInstalled,
 } from '../../llm/local/runtime.js';
-import { USE_A_SERVER } from '../local-setup.js';
+import { USE_A_SERVER, localEndpoints } from '../local-setup.js';
 import { plural } from '../words.js';
 import type { Check, Report } from './check.js';
 
-type LocalEndpoint = Extract<ResolvedEndpoint, { provider: 'local' }>;
-
 /** Reports the embedded models the endpoints use; true when every one of them is ready to run. */
 export async function checkLocalModels(endpoints: ResolvedEndpoints, report: Report): Promise<boolean> {
-  const local = new Map<string, LocalEndpoint>();
-  for (const endpoint of Object.values(endpoints)) {
-    if (endpoint.provider === 'local') local.set(endpoint.model, endpoint);
-  }
-  if (local.size === 0) return true;
+  const local = localEndpoints(endpoints);
+  if (local.length === 0) return true;
   const runtime = runtimeInstalled();
   report(
     runtime
@@ -41,7 +36,7 @@ export async function checkLocalModels(endpoints: ResolvedEndpoints, report: Rep
         },
   );
   let ready = runtime;
-  for (const endpoint of local.values()) {
+  for (const endpoint of local) {
     const check = await modelCheck(endpoint.model);
     report(check);
     if (check.status !== 'ok') ready = false;
@@ -57,11 +52,10 @@ async function modelCheck(named: string): Promise<Check> {
   if (cached) {
     return { status: 'ok', name: 'model', detail: `${named} (${formatSize(cached.size)}) at ${cached.path}` };
   }
-  const size = named === DEFAULT_LOCAL_MODEL.ref ? `${DEFAULT_LOCAL_MODEL.approximateSize}, ` : '';
   return {
     status: 'warn',
     name: 'model',
-    detail: `${named} is not downloaded yet: its first use downloads it (${size}once) into ${modelsDir()}`,
+    detail: `${named} is not downloaded yet: its first use downloads it${sizeNote(named)}, once, into ${modelsDir()}`,
     fix: `\`meta-agent models pull ${named}\` fetches it now; ${USE_A_SERVER}`,
   };
 }

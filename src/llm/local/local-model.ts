@@ -21,7 +21,7 @@ import type {
   ResponseFormat,
 } from '../types.js';
 import { cachedModel } from './download.js';
-import { DEFAULT_LOCAL_MODEL, formatModelRef, type ModelRef } from './model-ref.js';
+import { formatModelRef, sizeNote, type ModelRef } from './model-ref.js';
 import type {
   ChatHistoryItem,
   Llama,
@@ -247,11 +247,10 @@ async function modelPath(ref: ModelRef, env: NodeJS.ProcessEnv): Promise<string>
   const cached = await cachedModel(ref, env);
   if (cached) return cached.path;
   const named = formatModelRef(ref);
-  const size = named === DEFAULT_LOCAL_MODEL.ref ? ` (${DEFAULT_LOCAL_MODEL.approximateSize})` : '';
   throw new UserError(
     `the model ${named} is not downloaded yet`,
     2,
-    `\`meta-agent models pull ${named}\` fetches it${size}`,
+    `\`meta-agent models pull ${named}\` fetches it${sizeNote(named)}`,
   );
 }
 

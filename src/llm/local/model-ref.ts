@@ -23,6 +23,11 @@ export const DEFAULT_LOCAL_MODEL = {
   approximateSize: 'about 1.1 GB',
 } as const;
 
+/** ` (about 1.1 GB)` for the default model, whose size is known before asking the hub; else nothing. */
+export function sizeNote(ref: string): string {
+  return ref === DEFAULT_LOCAL_MODEL.ref ? ` (${DEFAULT_LOCAL_MODEL.approximateSize})` : '';
+}
+
 const HF_PREFIX = 'hf:';
 
 /** A part of an hf reference: what the hub allows in names, short enough for any file system. */
