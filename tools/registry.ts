@@ -4,8 +4,12 @@
  * checking with a message the model can act on.
  */
 import { z } from 'zod';
+import { nestsDeeperThan } from '../src/json-depth.js';
 import type { ToolSpec } from '../src/llm/types.js';
 import type { Command, CommandResources } from './command.js';
+
+/** The deepest a command's arguments may nest; no command takes more than a few levels. */
+export const MAX_ARGS_DEPTH = 64;
 
 /** The outcome of checking a command's arguments. */
 export type CheckedArgs = { ok: true; args: Record<string, unknown> } | { ok: false; problem: string };
@@ -93,6 +97,11 @@ export function checkArgs(command: Command, args: unknown): CheckedArgs {
     return {
       ok: false,
       problem: `the arguments of ${command.name} must be a JSON object; usage: ${commandUsage(command)}`,
+    };
+  if (nestsDeeperThan(args, MAX_ARGS_DEPTH))
+    return {
+      ok: false,
+      problem: `the arguments of ${command.name} nest more than ${MAX_ARGS_DEPTH} levels deep; usage: ${commandUsage(command)}`,
     };
   const known = Object.keys(command.args.shape);
   const unknown = Object.keys(args).filter((name) => !known.includes(name));

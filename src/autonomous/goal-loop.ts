@@ -20,7 +20,7 @@ import {
   type CommandResources,
   type LongTermMemory,
 } from '../../tools/command.js';
-import { toolSpecs, type CommandRegistry } from '../../tools/registry.js';
+import { checkArgs, toolSpecs, type CommandRegistry } from '../../tools/registry.js';
 import { parseAnswer, parseToolCall, type ParsedAnswer } from './answer.js';
 import { decide, type Approval } from './authorize.js';
 import { budgetLine, checkBudget, spendOf, type CallFigures } from './budget.js';
@@ -98,6 +98,8 @@ export class GoalLoop {
   #elapsedBefore = 0;
   /** Set by `interrupt()`: the next command is asked for, whatever the countdown said. */
   #askNext = false;
+  /** The step whose command was last shown (a resumed run shows its pending command again). */
+  #shownStep: number | undefined;
 
   constructor(options: GoalLoopOptions) {
     this.#options = options;
@@ -194,6 +196,7 @@ export class GoalLoop {
     if (!answer.ok) return this.#unusable(step, completion, answer.problem);
     state.unusableStreak = 0;
     this.#options.events.emit({ type: 'goal.command', step, ...answer.command });
+    this.#shownStep = step;
     state.pending = { step, thoughts: answer.thoughts, command: answer.command, phase: 'answered' };
     await this.#save();
   }
@@ -274,6 +277,19 @@ export class GoalLoop {
         kind: 'refused',
         message: `${pending.command.name} is not available in this run any more (it was resumed without what it needs). Choose another command.`,
       });
+    }
+    // A resumed run's pending command comes from a file: its arguments are checked again, and shown
+    // before anything is asked or run, so the user sees what is at stake.
+    const checked = checkArgs(command, pending.command.args);
+    if (!checked.ok)
+      return this.#settle(pending, {
+        kind: 'refused',
+        message: `${command.name} was not run: ${checked.problem}`,
+      });
+    pending.command.args = checked.args;
+    if (this.#shownStep !== pending.step) {
+      this.#shownStep = pending.step;
+      this.#options.events.emit({ type: 'goal.command', step: pending.step, ...pending.command });
     }
     if (pending.phase === 'answered') {
       const approved = await this.#authorize(pending, command, signal);

@@ -3,6 +3,7 @@
  * only catches the same command twice; this also catches two commands taking turns, and different
  * commands that keep getting the same answer. First a warning to the model, then a stop.
  */
+import { canonicalJson } from '../canonical-json.js';
 
 /** One executed command of the run. */
 export interface LoopStep {
@@ -97,14 +98,6 @@ function findPattern(steps: readonly LoopStep[]): Pattern | undefined {
 /** A command and its arguments with keys sorted at every depth, so that key order does not matter. */
 function callKey(step: LoopStep): string {
   return `${step.command} ${canonicalJson(step.args)}`;
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    typeof inner === 'object' && inner !== null && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
 }
 
 function showCall(step: LoopStep): string {

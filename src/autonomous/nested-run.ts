@@ -83,14 +83,15 @@ export async function goalLoopHost(options: NestedRunOptions): Promise<HostNames
 
 async function runNested(options: NestedRunOptions, request: unknown): Promise<NestedRunResult> {
   const { goals, node = 'code', maxSteps } = parseRequest(request);
-  const [{ GoalLoop }, { newRunState }, { newRunFile, saveRun }, { allowedCommands }] = await Promise.all([
-    import('./goal-loop.js'),
-    import('./run-state.js'),
-    import('./run-file.js'),
-    import('./allow-rules.js'),
-  ]);
+  const [{ GoalLoop }, { newRunState }, { newRunFile, saveRun, workspaceFolder }, { allowedCommands }] =
+    await Promise.all([
+      import('./goal-loop.js'),
+      import('./run-state.js'),
+      import('./run-file.js'),
+      import('./allow-rules.js'),
+    ]);
   const cap = options.maxSteps ?? DEFAULT_GOAL_MAX_STEPS;
-  const workspace = resolve(options.workspace ?? 'workspace');
+  const workspace = await workspaceFolder(resolve(options.workspace ?? 'workspace'));
   const { graph, models, events } = options;
   const state = newRunState({
     name: graph.config.agentName.trim() || 'Agent',

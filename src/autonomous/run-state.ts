@@ -7,8 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { GoalEndReason } from '../events.js';
+import { nestsDeeperThan } from '../json-depth.js';
 
 export const RUN_FORMAT = 'meta-agent/run@1';
+
+/**
+ * The deepest a run file may nest: far past what a run writes (command arguments are checked to
+ * MAX_ARGS_DEPTH), and far short of where writing it back would overflow the stack.
+ */
+export const MAX_RUN_DEPTH = 256;
 
 const thoughtsSchema = z.object({
   text: z.string(),
@@ -121,6 +128,11 @@ const runStateSchema = z.object({
   agents: z.unknown().optional(),
   /** The long-term memory namespace the run remembers and recalls in; absent: none. */
   memory: z.string().optional(),
+  /**
+   * The seal of the run's consent (its approved command and `y -N` countdown) under the user's key
+   * (consent.ts): without it, or when it does not verify, a resumed run asks again.
+   */
+  consent: z.string().optional(),
   ended: z
     .object({
       reason: z.enum([
@@ -179,6 +191,8 @@ export function newRunState(run: NewRun): RunState {
 export function parseRunState(
   value: unknown,
 ): { ok: true; state: RunState } | { ok: false; problem: string } {
+  if (nestsDeeperThan(value, MAX_RUN_DEPTH))
+    return { ok: false, problem: `it nests more than ${MAX_RUN_DEPTH} levels deep, which no run does` };
   const parsed = runStateSchema.safeParse(value);
   if (parsed.success) return { ok: true, state: parsed.data };
   const issue = parsed.error.issues[0];

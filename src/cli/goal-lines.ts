@@ -36,7 +36,7 @@ export function printGoalLines(bus: EventBus, write: (line: string) => void): ()
         return;
       case 'goal.refused':
         write(
-          `step ${event.step} · ${event.name} not run${event.feedback ? `: feedback "${excerpt(event.feedback)}"` : ''}\n`,
+          `step ${event.step} · ${event.name} ${excerpt(JSON.stringify(lastArgs.get(event.step) ?? {}))} not run${event.feedback ? `: feedback "${excerpt(event.feedback)}"` : ''}\n`,
         );
         return;
       case 'goal.warning':

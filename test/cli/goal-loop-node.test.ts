@@ -5,10 +5,11 @@
  * JSON answers: write_to_file, then task_complete.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { rememberAllowRule } from '../../src/autonomous/allow-rules.js';
 import { goalLoopHost } from '../../src/autonomous/nested-run.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { variablesInScope } from '../../src/engine/frames.js';
@@ -16,7 +17,7 @@ import { EventBus } from '../../src/events.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
 import { graphOf, noModels, scriptedModels } from '../support/agents.js';
 import { closedUrl } from '../support/openai-server.js';
-import { runCli } from '../support/run-cli.js';
+import { cliConfigDir, runCli } from '../support/run-cli.js';
 
 const GRAPH = 'test/fixtures/graphs/goal-loop.autogram.json';
 const CHAT_GRAPH = 'test/fixtures/graphs/goal-loop-chat.autogram.json';
@@ -88,8 +89,7 @@ describe('a goal_loop node under meta-agent call', () => {
 
   it('lets the commands the workspace remembers run, as meta-agent run does', async () => {
     const root = await workspace();
-    await mkdir(join(root, '.meta-agent'), { recursive: true });
-    await writeFile(join(root, '.meta-agent', 'allow.json'), '{"commands": ["write_to_file"]}\n');
+    await rememberAllowRule(root, [], 'write_to_file', cliConfigDir);
     const result = await runCli(['call', GRAPH, TASK, ...scripted, '--workspace', root], { env });
     expect(JSON.parse(result.stdout)).toMatchObject({ complete: true, reason: 'task_complete' });
     expect(await readFile(join(root, 'out.txt'), 'utf8')).toBe('Washington');

@@ -2,14 +2,15 @@
  * `meta-agent run` end to end: the built CLI as a subprocess, talking to a loopback OpenAI-compatible
  * server that replays a fixed list of commands, in the seed's JSON and as native tool calls.
  */
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startOpenAIServer } from '../support/openai-server.js';
 import { lastRead, startReplayServer, type AnswerShape, type ReplayStep } from '../support/replay-server.js';
-import { runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { rememberAllowRule } from '../../src/autonomous/allow-rules.js';
+import { cliConfigDir, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
 
 let server: OpenAIServer | undefined;
 afterEach(async () => {
@@ -236,8 +237,7 @@ describe('meta-agent run', () => {
   it('follows the allow rules remembered for the workspace', async () => {
     server = await startReplayServer(TASKS[0]!.steps, 'json');
     const root = await workspace();
-    await mkdir(join(root, '.meta-agent'));
-    await writeFile(join(root, '.meta-agent', 'allow.json'), JSON.stringify({ commands: ['write_to_file'] }));
+    await rememberAllowRule(root, [], 'write_to_file', cliConfigDir);
     const result = await run(['--goal', 'write it'], root);
     expect(result.code).toBe(0);
     expect(await readFile(join(root, 'output.txt'), 'utf8')).toBe('Washington');

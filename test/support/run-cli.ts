@@ -43,12 +43,18 @@ export interface RunCliOptions {
 
 /**
  * Where the embedded model would come from: an empty cache and a hub that cannot be reached, so a
- * test that meets the fallback to the embedded model never downloads anything from the internet.
+ * test that meets the fallback to the embedded model never downloads anything from the internet. The
+ * user's configuration (allow rules, the consent key) is a folder of the test file's own, never the
+ * home folder of whoever runs the tests.
  */
 const NO_DOWNLOADS = {
   META_AGENT_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meta-agent-cli-cache-')),
+  META_AGENT_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'meta-agent-cli-config-')),
   HF_ENDPOINT: 'http://127.0.0.1:9',
 };
+
+/** The configuration folder the CLI run by `runCli` uses (unless a test's `env` names another). */
+export const cliConfigDir = NO_DOWNLOADS.META_AGENT_CONFIG_DIR;
 
 /** Runs `meta-agent ...args` and resolves when it exits. */
 export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {

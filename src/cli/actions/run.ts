@@ -1,8 +1,16 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
+import { realpath } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { allowedCommands, allowRulesPath, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
-import { loadRun, newRunFile, runsFolder, saveRun } from '../../autonomous/run-file.js';
+import {
+  loadRun,
+  newRunFile,
+  runsFolder,
+  saveRun,
+  withoutUnsealedConsent,
+  workspaceFolder,
+} from '../../autonomous/run-file.js';
 import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
 import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
 import { InvalidFileError, UserError } from '../../errors.js';
@@ -139,8 +147,13 @@ async function goOn(
     permissions: { yes: options.yes ?? false, allow },
     ...(ui && { approver: ui.approver }),
     rememberRule: async (command) => {
-      await rememberAllowRule(workspace.root, [...allow], command);
-      ui?.notice(`${command} is now allowed in this workspace (${shown(allowRulesPath(workspace.root))})`);
+      try {
+        await rememberAllowRule(workspace.root, [...allow], command);
+        ui?.notice(`${command} is now allowed in this workspace (kept in ${shown(allowRulesPath())})`);
+      } catch (error) {
+        // It is allowed for the rest of this run all the same.
+        ui?.notice(`${(error as Error).message}; ${command} is allowed for this run only`);
+      }
     },
     save: async (current) => {
       current.agents = agents.snapshot();
@@ -176,7 +189,9 @@ async function resumeRun(file: string, options: RunOptions): Promise<{ state: Ru
       'leave out --goal, --name and --role, or start a new run without --resume',
     );
   const state = await loadRun(file);
-  state.workspace = resumedWorkspace(state, resolve(file), options.workspace);
+  state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
+  const dropped = await withoutUnsealedConsent(state);
+  if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
   if (state.ended?.reason === 'task_complete')
     throw new UserError(
       `the run in ${file} is complete (task_complete: ${state.ended.detail})`,
@@ -210,7 +225,7 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
     options.goal && options.goal.length > 0
       ? { name: options.name ?? 'Agent', role: options.role ?? defaultRole, goals: options.goal }
       : await askForGoals({ name: options.name, role: options.role });
-  const workspace = resolve(options.workspace ?? 'workspace');
+  const workspace = await workspaceFolder(resolve(options.workspace ?? 'workspace'));
   const state = newRunState({
     ...setup,
     workspace,
@@ -225,13 +240,18 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
 }
 
 /**
- * Where a resumed run may work. A run file is kept in its workspace's `.meta-agent/runs/`; one found
- * anywhere else (a file someone sent) does not get to name the folder its agent may write in: the user
- * names it with --workspace.
+ * Where a resumed run may work, as a real path. A run file is kept in its workspace's
+ * `.meta-agent/runs/`; one found anywhere else (a file someone sent) does not get to name the folder its
+ * agent may write in: the user names it with --workspace. Links are resolved before the two are
+ * compared, so a workspace written as `…/link/..` cannot move the jail somewhere the user never named.
  */
-function resumedWorkspace(state: RunState, path: string, given: string | undefined): string {
-  if (given !== undefined) return resolve(given);
-  if (dirname(path) === runsFolder(state.workspace)) return state.workspace;
+async function resumedWorkspace(state: RunState, path: string, given: string | undefined): Promise<string> {
+  if (given !== undefined) return workspaceFolder(resolve(given));
+  const [workspace, folder] = await Promise.all([
+    realpath(state.workspace).catch(() => undefined),
+    realpath(dirname(path)).catch(() => undefined),
+  ]);
+  if (workspace !== undefined && folder === runsFolder(workspace)) return workspace;
   throw new UserError(
     `the run file says its workspace is ${state.workspace}, but it is not kept in that workspace`,
     2,
