@@ -6,18 +6,24 @@
  * takes its name only once both match. HF_TOKEN goes to the hub alone, never to where it redirects.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, statfs, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, rm, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { Interrupted } from '../../interrupt.js';
-import { writeTextFile } from '../../write-file.js';
 import { MAX_REDIRECTS, MAX_TIMER_MS, ResponseLimitError, guardedFetch } from '../guarded-fetch.js';
 import { millisecondsFromEnv } from '../timeouts.js';
 import { hfModelPath, modelsDir } from './cache-dir.js';
 import { formatModelRef, type HfModelRef } from './model-ref.js';
-import { partPaths, readCachedModel, readSmallJson, writeManifest, type CachedModel } from './model-store.js';
+import {
+  partPaths,
+  readCachedModel,
+  readSmallJson,
+  replaceCacheFile,
+  writeManifest,
+  type CachedModel,
+} from './model-store.js';
 
 export type { CachedModel } from './model-store.js';
 
@@ -26,6 +32,16 @@ const DEFAULT_HF_ENDPOINT = 'https://huggingface.co';
 
 /** Longest wait for the hub to answer, or for the next bytes of a download, unless META_AGENT_TIMEOUT_MS says. */
 const DEFAULT_IDLE_MS = 60_000;
+
+/**
+ * The slowest a download may go, averaged over each idle wait (a minute unless META_AGENT_TIMEOUT_MS
+ * says): the idle timeout alone lets a server that sends a byte a second hold a pull for years.
+ */
+export const MIN_BYTES_PER_SECOND = 1024;
+
+// A planted symlink at the part file must be discarded, not followed (see openPart).
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+const NO_BLOCK = constants.O_NONBLOCK ?? 0;
 
 /** How far a download has come, reported as bytes arrive. */
 export interface DownloadProgress {
@@ -98,11 +114,15 @@ export async function pullModel(ref: HfModelRef, options: PullOptions = {}): Pro
   try {
     const metadata = await fileMetadata(pull);
     await mkdir(dirname(path), { recursive: true });
-    const kept = await keptBytes(path, metadata);
-    await checkSpace(pull, dirname(path), metadata.size - kept);
-    const sha256 = await download(pull, metadata, path, kept, options.onProgress);
-    const { part, record } = partPaths(path);
-    await rename(part, path);
+    const part = await openPart(path, metadata);
+    let sha256: string;
+    try {
+      await checkSpace(pull, dirname(path), metadata.size - part.kept);
+      sha256 = await download(pull, metadata, path, part, options.onProgress);
+      await moveIntoPlace(pull, path, part.handle);
+    } finally {
+      await part.handle.close();
+    }
     const model = {
       ref: pull.ref,
       path,
@@ -111,7 +131,7 @@ export async function pullModel(ref: HfModelRef, options: PullOptions = {}): Pro
       downloadedAt: new Date().toISOString(),
     };
     await writeManifest(model);
-    await rm(record, { force: true });
+    await rm(partPaths(path).record, { force: true });
     return model;
   } catch (error) {
     if (options.signal?.aborted) throw new Interrupted();
@@ -182,33 +202,92 @@ function metadataOf(pull: Pull, headers: Headers, url: string): FileMetadata {
       'try again later',
     );
   }
+  if (size === 0) {
+    throw new UserError(
+      `${pull.ref} is an empty file (0 bytes) on the hub, so it is not a model; not downloading it`,
+      2,
+      `check the file name; the files are listed at ${pull.endpoint.href.replace(/\/+$/, '')}/${pull.hf.repo}/tree/main`,
+    );
+  }
   return { sha256, size, url };
 }
 
-/**
- * Bytes of the part file kept for this download: all of them when the record beside it expects the
- * same file, else none (the part and its record start over).
- */
-async function keptBytes(path: string, metadata: FileMetadata): Promise<number> {
-  const { part, record } = partPaths(path);
-  const expected = PartRecord.safeParse(await readSmallJson(record));
-  const found = await stat(part).catch(() => undefined);
-  if (
-    expected.success &&
-    expected.data.sha256 === metadata.sha256 &&
-    expected.data.size === metadata.size &&
-    found?.isFile() &&
-    found.size <= metadata.size
-  ) {
-    return found.size;
-  }
-  await rm(part, { force: true });
-  await writeTextFile(record, `${JSON.stringify({ sha256: metadata.sha256, size: metadata.size })}\n`);
-  return 0;
+/** The part file, open for reading and writing, and how many of its bytes this download keeps. */
+interface Part {
+  handle: FileHandle;
+  kept: number;
 }
 
+/**
+ * The part file for this download: the one an earlier pull left, with all its bytes, when the record
+ * beside it expects the same file; else a new, empty one beside a new record. Whatever is at the part
+ * path that is not a regular file of its own (a symlink, a hard link, a folder, a FIFO) is discarded
+ * and never followed, so no planted link makes a pull write the hub's bytes elsewhere. Checked on the
+ * opened file, so nothing swapped in after the check is written to either.
+ */
+async function openPart(path: string, metadata: FileMetadata): Promise<Part> {
+  const { part, record } = partPaths(path);
+  const expected = PartRecord.safeParse(await readSmallJson(record));
+  const found = await openOwnFile(part);
+  if (found) {
+    const { size } = await found.stat();
+    if (
+      expected.success &&
+      expected.data.sha256 === metadata.sha256 &&
+      expected.data.size === metadata.size &&
+      size <= metadata.size
+    ) {
+      return { handle: found, kept: size };
+    }
+    await found.close();
+  }
+  await rm(part, { recursive: true, force: true });
+  await replaceCacheFile(record, `${JSON.stringify({ sha256: metadata.sha256, size: metadata.size })}\n`);
+  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+  return { handle: await open(part, flags, 0o644), kept: 0 };
+}
+
+/**
+ * `file` opened for reading and writing when it is a regular file with no other hard link; undefined
+ * when there is nothing there, or something else, which the caller then removes (rm never follows).
+ */
+async function openOwnFile(file: string): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDWR | NO_FOLLOW | NO_BLOCK);
+  } catch (error) {
+    // ELOOP (EMLINK on the BSDs): a symlink; EISDIR: a folder; ENXIO: a socket.
+    if (['ENOENT', 'ELOOP', 'EISDIR', 'ENXIO', 'EMLINK'].includes(errorCode(error) ?? '')) return undefined;
+    throw error;
+  }
+  const stats = await handle.stat();
+  if (stats.isFile() && stats.nlink === 1) return handle;
+  await handle.close();
+  return undefined;
+}
+
+/**
+ * Renames the verified part file to the model's name, and makes sure what took the name is the file
+ * that was downloaded and checked (not something swapped in at the part path meanwhile).
+ */
+async function moveIntoPlace(pull: Pull, path: string, handle: FileHandle): Promise<void> {
+  await rename(partPaths(path).part, path);
+  const [moved, downloaded] = await Promise.all([lstat(path), handle.stat()]);
+  if (moved.ino !== downloaded.ino || moved.dev !== downloaded.dev) {
+    await rm(path, { recursive: true, force: true });
+    throw corrupt(pull, 'its part file was replaced while it was being checked');
+  }
+}
+
+/**
+ * Whether `needed` more bytes fit in `dir`. Nothing to fit (a resumed pull that has every byte) is
+ * never refused; neither is a file system that reports no size at all (some network and FUSE ones
+ * say 0 blocks), where the writes themselves will tell.
+ */
 async function checkSpace(pull: Pull, dir: string, needed: number): Promise<void> {
-  const { bavail, bsize } = await statfs(dir);
+  if (needed <= 0) return;
+  const { bavail, bsize, blocks } = await statfs(dir);
+  if (blocks === 0) return;
   const free = bavail * bsize;
   if (free < needed) {
     throw new UserError(
@@ -227,7 +306,7 @@ async function download(
   pull: Pull,
   metadata: FileMetadata,
   path: string,
-  kept: number,
+  { handle: file, kept }: Part,
   onProgress: PullOptions['onProgress'],
 ): Promise<string> {
   const { part, record } = partPaths(path);
@@ -236,12 +315,12 @@ async function download(
     const response = await getBytes(pull, metadata, kept);
     // A server that ignores the Range sends the whole file: it replaces the part.
     const start = response.status === 206 ? kept : 0;
-    if (start > 0) await hashFile(part, hash);
-    const file = await open(part, start > 0 ? 'a' : 'w');
+    if (start > 0) await hashFile(pull, file, start, hash);
+    else await file.truncate(0);
     let received: number;
     try {
-      const to = { file, hash, start, total: metadata.size, onProgress };
-      received = await writeBody(response, to).finally(() => file.close());
+      const to = { file, hash, start, total: metadata.size, windowMs: pull.idleMs, onProgress };
+      received = await writeBody(response, to);
     } catch (error) {
       if (!(error instanceof ResponseLimitError && error.limit === 'too-large'))
         throw cutOff(pull, error, part);
@@ -250,7 +329,7 @@ async function download(
     }
     if (received < metadata.size) throw cutOff(pull, undefined, part);
   } else {
-    await hashFile(part, hash);
+    await hashFile(pull, file, kept, hash);
   }
   const sha256 = hash.digest('hex');
   if (sha256 !== metadata.sha256) {
@@ -337,29 +416,70 @@ function contentRangeStart(response: Response): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/** A download slower than MIN_BYTES_PER_SECOND over a whole window: stopped, what arrived kept. */
+class TooSlow extends Error {
+  override readonly name = 'TooSlow';
+
+  constructor(
+    readonly bytes: number,
+    readonly ms: number,
+  ) {
+    super(`${bytes} bytes in ${ms} ms`);
+  }
+}
+
+interface BodyTarget {
+  file: FileHandle;
+  hash: Hash;
+  /** Where in the file the body's first byte goes. */
+  start: number;
+  total: number;
+  /** How long the rate is averaged over before MIN_BYTES_PER_SECOND is enforced. */
+  windowMs: number;
+  onProgress: PullOptions['onProgress'];
+}
+
 /**
  * Writes a response's body to the part file and the hash, reporting progress; resolves to the bytes the
- * part then holds. More than `total` is a ResponseLimitError, as guarded-fetch.ts raises it.
+ * part then holds. More than `total` is a ResponseLimitError, as guarded-fetch.ts raises it; less than
+ * MIN_BYTES_PER_SECOND over a window is TooSlow.
  */
-async function writeBody(
-  response: Response,
-  to: { file: FileHandle; hash: Hash; start: number; total: number; onProgress: PullOptions['onProgress'] },
-): Promise<number> {
+async function writeBody(response: Response, to: BodyTarget): Promise<number> {
   const { file, hash, start, total, onProgress } = to;
   let received = start;
+  let window = { since: Date.now(), from: received };
   onProgress?.({ received, total, resumedFrom: start });
   for await (const chunk of response.body ?? []) {
-    received += chunk.byteLength;
-    if (received > total) throw new ResponseLimitError('too-large', total);
+    if (received + chunk.byteLength > total) throw new ResponseLimitError('too-large', total);
     hash.update(chunk);
-    await file.write(chunk);
+    await file.write(chunk, 0, chunk.byteLength, received);
+    received += chunk.byteLength;
     onProgress?.({ received, total, resumedFrom: start });
+    const ms = Date.now() - window.since;
+    if (ms < to.windowMs || received === total) continue;
+    const bytes = received - window.from;
+    if ((bytes * 1000) / ms < MIN_BYTES_PER_SECOND) throw new TooSlow(bytes, ms);
+    window = { since: Date.now(), from: received };
   }
   return received;
 }
 
-async function hashFile(path: string, hash: Hash): Promise<void> {
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+/** Hashes the first `length` bytes of the part file. */
+async function hashFile(pull: Pull, file: FileHandle, length: number, hash: Hash): Promise<void> {
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  for (let position = 0; position < length;) {
+    const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, length - position), position);
+    // Only another process cutting the file short meanwhile (a second pull of the same model) gets here.
+    if (bytesRead === 0) {
+      throw new UserError(
+        `the download of ${pull.ref} stopped: its part file shrank to ${position} bytes while it was read`,
+        1,
+        'is another pull of the same model running? Pull it again once that one is done',
+      );
+    }
+    hash.update(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+  }
 }
 
 function hubRefused(pull: Pull, status: number): UserError {
@@ -393,16 +513,21 @@ function tooManyRedirects(pull: Pull, location: string): UserError {
 
 /** A download that stopped before its end; the part file stays for the next pull to resume. */
 function cutOff(pull: Pull, error: unknown, part: string): UserError {
-  const why =
-    error instanceof ResponseLimitError
-      ? `no data for ${error.value / 1000} s`
-      : `the connection closed${errorCode(error) ? ` (${errorCode(error)})` : ''}`;
+  const waited = error instanceof ResponseLimitError || error instanceof TooSlow;
   return new UserError(
-    `the download of ${pull.ref} stopped: ${why}`,
+    `the download of ${pull.ref} stopped: ${stopReason(error)}`,
     1,
     `what arrived is kept in ${part}; \`meta-agent models pull ${pull.ref}\` resumes it` +
-      (error instanceof ResponseLimitError ? ' (META_AGENT_TIMEOUT_MS sets the wait, in milliseconds)' : ''),
+      (waited ? ' (META_AGENT_TIMEOUT_MS sets the wait, in milliseconds)' : ''),
   );
+}
+
+function stopReason(error: unknown): string {
+  if (error instanceof ResponseLimitError) return `no data for ${error.value / 1000} s`;
+  if (error instanceof TooSlow) {
+    return `only ${formatSize(error.bytes)} arrived in ${(error.ms / 1000).toFixed(1)} s, under the ${formatSize(MIN_BYTES_PER_SECOND)}/s a download must keep up`;
+  }
+  return `the connection closed${errorCode(error) ? ` (${errorCode(error)})` : ''}`;
 }
 
 function corrupt(pull: Pull, why: string): UserError {
@@ -417,10 +542,13 @@ function corrupt(pull: Pull, why: string): UserError {
 function cacheError(error: unknown, pull: Pull): unknown {
   const code = errorCode(error);
   if (error instanceof UserError || !code || !(error instanceof Error && 'syscall' in error)) return error;
+  const full = code === 'ENOSPC' || code === 'EDQUOT';
   return new UserError(
     `cannot write ${pull.ref} into the model cache ${pull.cache}: ${error.message}`,
-    code === 'ENOSPC' ? 1 : 2,
-    'free some space, or set META_AGENT_CACHE_DIR to a folder you can write to',
+    full ? 1 : 2,
+    full
+      ? 'free some space, or set META_AGENT_CACHE_DIR to a folder on a disk with room'
+      : 'set META_AGENT_CACHE_DIR to a folder you can write to',
   );
 }
 

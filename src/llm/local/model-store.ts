@@ -3,13 +3,16 @@
  * FILE) is written only once the file is complete and verified, so a model counts as cached when its
  * manifest is valid, names the reference its place in the cache belongs to, and gives the size the file
  * has. Whatever else lies in the folder (part files, a manifest edited by hand or by something else) is
- * not a model: it is skipped, never trusted.
+ * not a model: it is skipped, never trusted. The cache's own small files are read only when they are
+ * regular files (never through a symlink), and written by renaming a new file over whatever is there,
+ * so a link planted at their names is replaced rather than written through.
  */
-import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
-import { writeTextFile } from '../../write-file.js';
+import { removeStaleTemps, tempPathFor } from '../../write-file.js';
 import { hfModelPath, modelsDir } from './cache-dir.js';
 import { formatModelRef, parseModelRef, type HfModelRef } from './model-ref.js';
 
@@ -60,7 +63,7 @@ export async function readCachedModel(
 /** Records `model` as complete: its manifest, written atomically beside it. */
 export async function writeManifest(model: CachedModel): Promise<void> {
   const { ref, size, sha256, downloadedAt } = model;
-  await writeTextFile(
+  await replaceCacheFile(
     `${model.path}.json`,
     `${JSON.stringify({ ref, size, sha256, downloadedAt }, null, 2)}\n`,
   );
@@ -127,13 +130,47 @@ function refOf(text: string): HfModelRef | undefined {
   }
 }
 
-/** The JSON value of a small file; undefined when it is missing, too large or not JSON. */
+// Absent on Windows, where the checks on the opened file are what is left.
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+const NO_BLOCK = constants.O_NONBLOCK ?? 0;
+
+/**
+ * The JSON value of a small file; undefined when it is missing, too large, not JSON, or not a regular
+ * file (a symlink is not followed: what it points to is not the cache's).
+ */
 export async function readSmallJson(path: string): Promise<unknown> {
-  const found = await stat(path).catch(() => undefined);
-  if (!found?.isFile() || found.size > MANIFEST_MAX_BYTES) return undefined;
+  const handle = await open(path, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK).catch(() => undefined);
+  if (!handle) return undefined;
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+    const found = await handle.stat();
+    if (!found.isFile() || found.size > MANIFEST_MAX_BYTES) return undefined;
+    return JSON.parse(await handle.readFile('utf8')) as unknown;
   } catch {
     return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes one of the cache's own files: `text` goes to a new temporary file beside `path`, renamed over
+ * it. Whatever was at `path` (a symlink or hard link planted there included) is replaced, never
+ * written through, unlike writeTextFile, which keeps a user's link a link.
+ */
+export async function replaceCacheFile(path: string, text: string): Promise<void> {
+  await removeStaleTemps(path);
+  const temp = tempPathFor(path);
+  try {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
+    const handle = await open(temp, flags, 0o644);
+    try {
+      await handle.writeFile(text);
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
   }
 }

@@ -8,10 +8,11 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { basename, delimiter, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UserError } from '../../errors.js';
+import { millisecondsFromEnv } from '../timeouts.js';
 import { localCacheDir } from './cache-dir.js';
 import type { NodeLlamaCpp } from './runtime-api.js';
 
@@ -105,6 +106,7 @@ export async function installRuntime(env: NodeJS.ProcessEnv = process.env): Prom
   const target = runtimeDir(env);
   const staging = `${target}.installing-${process.pid}`;
   await mkdir(dirname(target), { recursive: true });
+  await removeStaleInstalls(target);
   await rm(staging, { recursive: true, force: true });
   try {
     const packages = [`${RUNTIME_PACKAGE}@${RUNTIME_VERSION}`, ...platformBuilds(requestedGpuBuild(env))];
@@ -123,6 +125,33 @@ export async function installRuntime(env: NodeJS.ProcessEnv = process.env): Prom
   }
 }
 
+/**
+ * Removes the staging folders of installs that were killed before they could clean up (the `finally`
+ * above does not run on SIGKILL or a power cut): those whose process is no longer running. Each can
+ * hold tens of megabytes, and nothing else would ever remove them.
+ */
+async function removeStaleInstalls(target: string): Promise<void> {
+  const prefix = `${basename(target)}.installing-`;
+  const names = await readdir(dirname(target)).catch(() => [] as string[]);
+  for (const name of names) {
+    const pidText = name.startsWith(prefix) ? name.slice(prefix.length) : '';
+    if (!/^\d{1,9}$/.test(pidText)) continue;
+    const pid = Number(pidText);
+    if (pid === process.pid || isRunning(pid)) continue;
+    await rm(join(dirname(target), name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const NPM_FLAGS = [
   '--no-save',
   '--no-package-lock',
@@ -133,12 +162,35 @@ const NPM_FLAGS = [
   '--loglevel=error',
 ];
 
+/** Longest wait for the registry's next bytes unless META_AGENT_TIMEOUT_MS says, as for the hub. */
+const DEFAULT_NPM_IDLE_MS = 60_000;
+
+/**
+ * npm's retry and wait settings unless the environment sets them. npm's own defaults (two retries after
+ * 10 s and 60 s, each per package, and 5 minutes without data) made an install against a registry
+ * that cannot be reached take over two minutes to say so; one quick retry still rides out a blip.
+ * A setting in .npmrc is overridden too (npm ranks the environment above it); an npm_config_*
+ * variable of the user's wins.
+ */
+function npmWaits(env: NodeJS.ProcessEnv): Record<string, string> {
+  const idleMs = millisecondsFromEnv('META_AGENT_TIMEOUT_MS') ?? DEFAULT_NPM_IDLE_MS;
+  const waits: Record<string, string> = {
+    npm_config_fetch_retries: '1',
+    npm_config_fetch_retry_mintimeout: '1000',
+    npm_config_fetch_retry_maxtimeout: '5000',
+    npm_config_fetch_timeout: String(Math.round(idleMs)),
+  };
+  const set = new Set(Object.keys(env).map((name) => name.toLowerCase().replaceAll('-', '_')));
+  return Object.fromEntries(Object.entries(waits).filter(([name]) => !set.has(name)));
+}
+
 /** Runs npm's own CLI with this Node, so no shell and no PATH lookup is involved. */
 function npm(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const cli = npmCli(env);
+  const merged = { ...process.env, ...env };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args], {
-      env: { ...process.env, ...env },
+      env: { ...merged, ...npmWaits(merged) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
