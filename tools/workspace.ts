@@ -6,13 +6,26 @@
  * reserved `.meta-agent` folder at the root holds the run's own state and allow rules and is out of
  * reach. Files are created with O_NOFOLLOW (and O_EXCL for temporary files), so a symlink swapped in
  * after the check is not followed out; the folders above a file are checked, not held open, since
- * Node has no openat(2).
+ * Node has no openat(2). A file with other hard links is never written through: `write` renames a new
+ * file over it and `append` appends to a copy renamed over it, so a hard link to a file outside the
+ * workspace changes nothing there. Reading one is allowed: the agent has no way to make a hard link,
+ * so one in the workspace is a file the user put there, as readable as a copy would be.
  *
  * Messages are written for the model, which is told them and goes on: they name paths relative to the
  * workspace, never the host's, and say what to do instead.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import {
+  type FileHandle,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  realpath,
+  rename,
+  stat,
+  unlink,
+} from 'node:fs/promises';
 import { dirname, join, relative as relativeTo, sep } from 'node:path';
 import { removeStaleTemps, tempPathFor } from '../src/write-file.js';
 import type { WorkspaceFiles } from './command.js';
@@ -139,12 +152,26 @@ type Action = 'read' | 'write' | 'append to' | 'delete' | 'list';
 
 /** The run's workspace: a folder the agent's file commands cannot leave (see the top of this file). */
 export class Workspace implements WorkspaceFiles {
-  private constructor(readonly root: string) {}
+  readonly #offLimits: readonly string[];
 
-  /** The workspace at `root`, created when missing; `root` is kept as its real path. */
-  static async open(root: string): Promise<Workspace> {
+  private constructor(
+    readonly root: string,
+    offLimits: readonly string[],
+  ) {
+    this.#offLimits = offLimits;
+  }
+
+  /**
+   * The workspace at `root`, created when missing; `root` is kept as its real path. `offLimits`: folders
+   * that stay out of reach even when they lie inside it, such as the user's own configuration, which
+   * holds the consent the agent must not grant itself.
+   */
+  static async open(root: string, options: { offLimits?: readonly string[] } = {}): Promise<Workspace> {
     await mkdir(root, { recursive: true });
-    return new Workspace(await realpath(root));
+    const offLimits = await Promise.all(
+      (options.offLimits ?? []).map((folder) => realpath(folder).catch(() => folder)),
+    );
+    return new Workspace(await realpath(root), offLimits);
   }
 
   /** The text of a file, up to MAX_READ_BYTES; folders, binary files and devices are refused. */
@@ -178,24 +205,49 @@ export class Workspace implements WorkspaceFiles {
     return this.#act('write', file, { follow: true }, async (place) => {
       if (place.stats) this.#mustBeFile('write', place);
       await mkdir(dirname(place.real), { recursive: true });
-      await replace(place.real, text, place.stats);
+      await replace(place.real, place.stats, (handle) => handle.writeFile(text));
     });
   }
 
-  /** Adds text at the end of a file, creating it (and its folders) when missing. */
+  /**
+   * Adds text at the end of a file, creating it (and its folders) when missing. A file with other hard
+   * links is copied first, the copy with the text renamed over it, as `write` replaces it: the link
+   * may lead to a file outside the workspace (a pnpm store, a file the user linked in), which must not
+   * change. The link count is read on the opened file (fstat), so it is the count of the very file
+   * that would be appended to, not of whatever a path named a moment before.
+   */
   append(file: string, text: string): Promise<void> {
     return this.#act('append to', file, { follow: true }, async (place) => {
       if (place.stats) this.#mustBeFile('append to', place);
       await mkdir(dirname(place.real), { recursive: true });
       const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW | NO_BLOCK;
       const handle = await open(place.real, flags, 0o666);
+      let linked: boolean;
       try {
-        this.#mustBeFile('append to', { ...place, stats: await handle.stat() });
-        await handle.appendFile(text);
+        const stats = await handle.stat();
+        this.#mustBeFile('append to', { ...place, stats });
+        linked = stats.nlink > 1;
+        if (!linked) await handle.appendFile(text);
       } finally {
         await handle.close();
       }
+      if (linked) await this.#appendToCopy(place, text);
     });
+  }
+
+  /** Appends to a copy of the file at `place`, renamed over it: the file's other links keep the old text. */
+  async #appendToCopy(place: Place, text: string): Promise<void> {
+    const source = await open(place.real, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK);
+    try {
+      const stats = await source.stat();
+      this.#mustBeFile('append to', { ...place, stats });
+      await replace(place.real, stats, async (target) => {
+        await copyAll(source, target);
+        await target.writeFile(text);
+      });
+    } finally {
+      await source.close();
+    }
   }
 
   /** Deletes a file; a symlink is removed itself, not what it points to. Folders are refused. */
@@ -233,7 +285,13 @@ export class Workspace implements WorkspaceFiles {
   ): Promise<T> {
     const relative = workspacePath(path, { root: options.root });
     try {
-      return await body(await this.#locate(action, path, relative, options.follow));
+      const place = await this.#locate(action, path, relative, options.follow);
+      if (this.#isOffLimits(place.real))
+        throw new JailError(
+          `The path ${shown(path)} is in a folder of the user's own settings, which the agent cannot reach; use another folder.`,
+          path,
+        );
+      return await body(place);
     } catch (error) {
       throw explain(error, action, relative);
     }
@@ -300,6 +358,7 @@ export class Workspace implements WorkspaceFiles {
       const path = relative === '.' ? entry.name : `${relative}/${entry.name}`;
       if (!reachable(path)) continue;
       const full = join(folder, entry.name);
+      if (this.#isOffLimits(full)) continue;
       if (entry.isDirectory()) {
         if (await this.#walk(full, path, found)) return true;
         continue;
@@ -312,12 +371,22 @@ export class Workspace implements WorkspaceFiles {
 
   async #leadsToFile(link: string): Promise<boolean> {
     const target = await realpath(link).catch(() => undefined);
-    if (target === undefined || !this.#contains(target) || this.#reserved(target)) return false;
+    if (
+      target === undefined ||
+      !this.#contains(target) ||
+      this.#reserved(target) ||
+      this.#isOffLimits(target)
+    )
+      return false;
     return (await stat(target)).isFile();
   }
 
   #contains(real: string): boolean {
     return real === this.root || real.startsWith(this.root.endsWith(sep) ? this.root : this.root + sep);
+  }
+
+  #isOffLimits(real: string): boolean {
+    return this.#offLimits.some((folder) => real === folder || real.startsWith(folder + sep));
   }
 
   #reserved(real: string): boolean {
@@ -333,8 +402,15 @@ export class Workspace implements WorkspaceFiles {
   }
 }
 
-/** Writes `text` to a temporary file beside `real`, with the old file's permissions, and renames it over. */
-async function replace(real: string, text: string, existing: Stats | undefined): Promise<void> {
+/**
+ * Fills a temporary file beside `real` with `fill`, gives it the old file's permissions, and renames it
+ * over `real`, so the file is never half written and the old file's other hard links keep its text.
+ */
+async function replace(
+  real: string,
+  existing: Stats | undefined,
+  fill: (handle: FileHandle) => Promise<void>,
+): Promise<void> {
   await removeStaleTemps(real);
   const temp = tempPathFor(real);
   const mode = existing ? existing.mode & 0o777 : 0o666;
@@ -344,7 +420,7 @@ async function replace(real: string, text: string, existing: Stats | undefined):
     try {
       // The mode given to open is cut by the umask; an existing file's is restored as it was.
       if (existing) await handle.chmod(mode);
-      await handle.writeFile(text);
+      await fill(handle);
     } finally {
       await handle.close();
     }
@@ -352,6 +428,19 @@ async function replace(real: string, text: string, existing: Stats | undefined):
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;
+  }
+}
+
+const COPY_CHUNK_BYTES = 64 * 1024;
+
+/** Copies all of `source` to `target`'s position, in chunks: the file may be larger than memory allows. */
+async function copyAll(source: FileHandle, target: FileHandle): Promise<void> {
+  const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
+  for (let position = 0; ;) {
+    const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) return;
+    await target.write(buffer, 0, bytesRead);
+    position += bytesRead;
   }
 }
 

@@ -12,6 +12,7 @@ import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
 import { AutogramAgents } from '../../tools/sub-agents.js';
 import { PolicedWeb } from '../../tools/web.js';
 import { Workspace } from '../../tools/workspace.js';
+import { userConfigDir } from './consent.js';
 
 export interface ResourceOptions {
   /** The workspace folder (created when missing). */
@@ -40,7 +41,8 @@ export interface GoalResources {
 
 /** Opens the resources of a run. A workspace that cannot be used or a snapshot that cannot be restored throws. */
 export async function openGoalResources(options: ResourceOptions): Promise<GoalResources> {
-  const workspace = await Workspace.open(options.workspace);
+  // The user's configuration holds their allow rules and consent key: never the agent's to read or write.
+  const workspace = await Workspace.open(options.workspace, { offLimits: [userConfigDir()] });
   const agentOptions = { workspace, models: options.models, events: options.events };
   const agents =
     options.agents === undefined

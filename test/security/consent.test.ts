@@ -197,6 +197,29 @@ describe('consent from files in a workspace', () => {
     expect(saved.history[0]).toMatchObject({ kind: 'refused', message: expect.stringContaining('"file"') });
   });
 
+  it('a configuration folder inside the workspace stays out of the agent’s reach', async () => {
+    const root = await workspace();
+    const config = join(root, 'settings');
+    await mkdir(config);
+    await writeFile(join(config, 'consent.key'), `${'ab'.repeat(32)}\n`);
+    server = await startReplayServer(
+      [
+        { name: 'read_file', args: { file: 'settings/consent.key' } },
+        { name: 'write_to_file', args: { file: 'settings/allow.json', text: '{"workspaces": {}}' } },
+        complete,
+      ],
+      'json',
+    );
+    const result = await runCli(
+      ['run', '--goal', 'g', '--workspace', root, '--yes', '--base-url', server.url, '-m', 'gpt-4o-mini'],
+      { env: { META_AGENT_CONFIG_DIR: config } },
+    );
+    expect(await readdir(config)).toEqual(['consent.key']);
+    expect(result.stdout).not.toContain('abab');
+    expect(result.stdout).toMatch(/step 1 · read_file .* failed: .*the user's own settings/);
+    expect(result.stdout).toMatch(/step 2 · write_to_file .* failed: .*the user's own settings/);
+  });
+
   it('a run file nested 100,000 deep is refused in one line before anything runs', async () => {
     const root = await workspace();
     const { state, file } = await runAt(
