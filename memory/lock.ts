@@ -4,9 +4,10 @@
  * process is gone (killed mid-write) is taken over at once rather than after a timeout, which is why
  * this is not a lock library's mtime-based lock. Readers never lock: they read whole log lines only.
  */
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { lstat, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MemoryDamaged, openRegular, readRange, UnusableFile, type OpenFile } from './files.js';
 
 export const LOCK_FILE = 'lock';
 
@@ -51,14 +52,39 @@ async function tryLock(path: string): Promise<number | undefined> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+  const lock = await readLock(path);
+  if (lock === undefined) return tryLock(path);
+  const pid = Number.parseInt(lock.text, 10);
   // A lock file just made and not yet written reads empty: its maker is alive, unless it stays empty.
   if (!Number.isInteger(pid)) {
-    const age = Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? 0);
-    if (age < EMPTY_LOCK_MS) return 0;
+    if (Date.now() - lock.mtimeMs < EMPTY_LOCK_MS) return 0;
   } else if (isAlive(pid)) return pid;
-  await unlink(path).catch(() => undefined);
+  // Only the file judged stale: its holder may have let go, and another taken the lock, meanwhile.
+  if ((await lstat(path).catch(() => undefined))?.ino === lock.inode)
+    await unlink(path).catch(() => undefined);
   return tryLock(path);
+}
+
+/**
+ * The start of the lock file (a PID is all it holds), when it was written and which file it is, or
+ * undefined when it is gone. Read without blocking: a FIFO put there would hold every writer forever.
+ */
+async function readLock(path: string): Promise<{ text: string; mtimeMs: number; inode: number } | undefined> {
+  let file: OpenFile | undefined;
+  try {
+    file = await openRegular(path, Number.MAX_SAFE_INTEGER);
+  } catch (error) {
+    if (error instanceof UnusableFile)
+      throw new MemoryDamaged(`${path} is not a lock file: ${error.message} (remove it)`);
+    throw error;
+  }
+  if (!file) return undefined;
+  try {
+    const { mtimeMs } = await file.handle.stat();
+    return { text: (await readRange(file, 0, 32)).toString('utf8'), mtimeMs, inode: file.inode };
+  } finally {
+    await file.handle.close();
+  }
 }
 
 function isAlive(pid: number): boolean {

@@ -8,13 +8,26 @@ import { z } from 'zod';
 
 export const MANIFEST_FORMAT = 'meta-agent/memory@1';
 
-const fileSchema = z.strictObject({
-  file: z.string().regex(/^[\w.-]+$/, 'a file name in the same folder'),
-  bytes: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-});
+/**
+ * A snapshot file: a name as the store makes them (so never `..`, a path, or another file of the
+ * folder), its size and its digest.
+ */
+const fileSchema = (name: RegExp, what: string) =>
+  z.strictObject({
+    file: z.string().regex(name, what),
+    bytes: z.number().int().nonnegative(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  });
 
-export type SnapshotFile = z.infer<typeof fileSchema>;
+/** The name of a snapshot's vectors file; the store removes those of older snapshots by it. */
+export const VECTORS_FILE = /^vectors-[0-9a-f]{1,64}\.hnsw$/;
+/** The name of a snapshot's words file, as VECTORS_FILE. */
+export const WORDS_FILE = /^words-[0-9a-f]{1,64}\.json$/;
+
+const vectorsSchema = fileSchema(VECTORS_FILE, 'a vectors-HEX.hnsw file of the same folder');
+const wordsSchema = fileSchema(WORDS_FILE, 'a words-HEX.json file of the same folder');
+
+export type SnapshotFile = z.infer<typeof wordsSchema>;
 
 const snapshotSchema = z.strictObject({
   /** The log this snapshot was taken of (its header's id): a rewritten log makes it stale. */
@@ -23,9 +36,9 @@ const snapshotSchema = z.strictObject({
   records: z.number().int().nonnegative(),
   logBytes: z.number().int().nonnegative(),
   /** The hnswlib index; absent while nothing has a vector. */
-  vectors: fileSchema.optional(),
+  vectors: vectorsSchema.optional(),
   /** The lexical index (MiniSearch's JSON). */
-  words: fileSchema,
+  words: wordsSchema,
 });
 
 export const manifestSchema = z.strictObject({

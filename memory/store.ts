@@ -19,13 +19,30 @@
  * pretends. `reindex` embeds every memory again with the embedder of now.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { writeTextFile } from '../src/write-file.js';
+import {
+  MemoryDamaged,
+  openFilePath,
+  openRegular,
+  readAll,
+  readRange,
+  readRegular,
+  replaceFile,
+  UnusableFile,
+  type OpenFile,
+} from './files.js';
 import { fuse, type Fused } from './fusion.js';
 import { withLock } from './lock.js';
-import { MANIFEST_FORMAT, manifestSchema, type Manifest, type SnapshotFile } from './manifest.js';
+import {
+  MANIFEST_FORMAT,
+  manifestSchema,
+  VECTORS_FILE,
+  WORDS_FILE,
+  type Manifest,
+  type SnapshotFile,
+} from './manifest.js';
 import {
   decodeVector,
   encodeVector,
@@ -40,8 +57,28 @@ import {
 import { DEFAULT_SHAPE, IndexFileRejected, VectorIndex } from './vector-index.js';
 import { WordIndex } from './word-index.js';
 
+export { MemoryDamaged } from './files.js';
+
 export const LOG_FILE = 'items.jsonl';
 export const MANIFEST_FILE = 'manifest.json';
+
+/**
+ * The largest log read (it is read whole): as large as Node's readFile ever read. A namespace's other
+ * files are bounded by it: the manifest is a few lines, a snapshot file holds what the log does.
+ */
+const MAX_LOG_BYTES = 2 ** 31 - 1;
+const MAX_MANIFEST_BYTES = 1 << 20;
+const MAX_SNAPSHOT_BYTES = 2 ** 32;
+
+/** Appending to the log: never through a symlink, nor blocking on a FIFO (0 where a platform lacks one). */
+const APPEND_FLAGS =
+  constants.O_WRONLY | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Times a reader reads the manifest again when the snapshot it names was replaced before its files
+ * could be opened (a writer removes the old ones right after naming new ones), before rebuilding.
+ */
+const SNAPSHOT_ATTEMPTS = 5;
 
 /** The most characters one memory may hold. */
 export const MAX_TEXT_CHARS = 1_000_000;
@@ -109,9 +146,6 @@ export interface OpenOptions {
   onNotice?: (message: string) => void;
 }
 
-/** A namespace's files cannot be used; the message says which and why. */
-export class MemoryDamaged extends Error {}
-
 interface Embedded {
   model: string;
   vectors: Array<number[] | undefined>;
@@ -140,7 +174,21 @@ interface LogPosition {
   records: number;
   /** The file's inode: a compaction elsewhere replaces the file. */
   inode: number;
+  /**
+   * Its header line, bytes as read: a compaction's new log can get the inode of one removed before
+   * (ext4 hands a freed inode to the next new file), but never the header, whose id is new.
+   */
+  header: Buffer;
 }
+
+/** A snapshot's files, open: what a writer does to the folder meanwhile cannot change them. */
+interface OpenSnapshot {
+  words: OpenFile;
+  vectors: OpenFile | undefined;
+}
+
+/** A file the manifest names is not there: a writer replaced the snapshot after the manifest was read. */
+class SnapshotGone extends IndexFileRejected {}
 
 export class MemoryStore {
   readonly folder: string;
@@ -323,16 +371,43 @@ export class MemoryStore {
 
   // --- loading -------------------------------------------------------------------------------------
 
-  /** Reads the log, from the snapshot when it is usable, else whole. */
+  /**
+   * Reads the log, from the snapshot when it is usable, else whole. The snapshot's files are opened
+   * first, right after the manifest was read: once open, a writer that replaces them cannot take them
+   * away. One already gone was replaced a moment before: the manifest is read again for the new one.
+   */
   async #load(): Promise<void> {
-    const path = join(this.folder, LOG_FILE);
-    const file = await readFile(path).catch(missingAs(undefined));
-    if (!file) {
+    for (let attempt = 1; ; attempt++) {
+      const opened = await this.#openSnapshot();
+      try {
+        if (opened instanceof SnapshotGone && attempt < SNAPSHOT_ATTEMPTS) {
+          this.#setManifest(await readManifest(this.folder));
+          continue;
+        }
+        return await this.#loadWith(opened);
+      } finally {
+        if (!(opened instanceof IndexFileRejected)) {
+          await opened?.words.handle.close();
+          await opened?.vectors?.handle.close();
+        }
+      }
+    }
+  }
+
+  /** The log, read with the snapshot's files (`opened`, or why they cannot be used) when they fit it. */
+  async #loadWith(opened: OpenSnapshot | IndexFileRejected | undefined): Promise<void> {
+    const log = await this.#openLog();
+    if (!log) {
       this.#contents = emptyContents();
       this.#log = undefined;
       return;
     }
-    const inode = (await stat(path)).ino;
+    let file: Buffer;
+    try {
+      file = await readAll(log);
+    } finally {
+      await log.handle.close();
+    }
     const headerEnd = file.indexOf(0x0a) + 1;
     if (headerEnd === 0) throw this.#damaged('its log has no header line');
     const header = this.#parse(() => parseHeader(file.toString('utf8', 0, headerEnd - 1)));
@@ -340,23 +415,73 @@ export class MemoryStore {
     const snapshot = this.#manifest.snapshot;
     let contents: Contents | undefined;
     let from = 0;
-    if (snapshot && snapshot.logId === header.id && snapshot.records <= records.length) {
-      contents = await this.#loadSnapshot(records.slice(0, snapshot.records)).catch((error: unknown) => {
-        if (!(error instanceof IndexFileRejected)) throw error;
-        this.#notice(
-          `memory in ${this.folder}: the saved index was not used (${error.message}); rebuilt from the log`,
-        );
-        return undefined;
-      });
+    if (opened && snapshot && snapshot.logId === header.id && snapshot.records <= records.length) {
+      contents = await this.#loadSnapshot(records.slice(0, snapshot.records), opened).catch(
+        (error: unknown) => {
+          if (!(error instanceof IndexFileRejected)) throw error;
+          this.#notice(
+            `memory in ${this.folder}: the saved index was not used (${error.message}); rebuilt from the log`,
+          );
+          return undefined;
+        },
+      );
       if (contents) from = snapshot.records;
     }
     this.#contents = contents ?? emptyContents();
     for (const record of records.slice(from)) this.#apply(record);
-    this.#log = { id: header.id, bytes, records: records.length, inode };
+    this.#log = {
+      id: header.id,
+      bytes,
+      records: records.length,
+      inode: log.inode,
+      header: Buffer.from(file.subarray(0, headerEnd)),
+    };
+  }
+
+  /** The log, open, or undefined when there is none yet; one that is not a regular file is damage. */
+  async #openLog(): Promise<OpenFile | undefined> {
+    try {
+      return await openRegular(join(this.folder, LOG_FILE), MAX_LOG_BYTES);
+    } catch (error) {
+      if (error instanceof UnusableFile) throw this.#damaged(error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * The manifest's snapshot files, open (undefined: it names none), or why they cannot be used: the
+   * store rebuilds from the log then, when the snapshot is of this log at all.
+   */
+  async #openSnapshot(): Promise<OpenSnapshot | IndexFileRejected | undefined> {
+    const snapshot = this.#manifest.snapshot;
+    if (!snapshot) return undefined;
+    let words: OpenFile | undefined;
+    try {
+      words = await this.#openSnapshotFile(snapshot.words);
+      const vectors = snapshot.vectors && (await this.#openSnapshotFile(snapshot.vectors));
+      return { words, vectors };
+    } catch (error) {
+      await words?.handle.close();
+      if (error instanceof IndexFileRejected) return error;
+      throw error;
+    }
+  }
+
+  async #openSnapshotFile(file: SnapshotFile): Promise<OpenFile> {
+    let opened: OpenFile | undefined;
+    try {
+      opened = await openRegular(join(this.folder, file.file), MAX_SNAPSHOT_BYTES);
+    } catch (error) {
+      if (error instanceof UnusableFile) throw new IndexFileRejected(`${file.file}: ${error.message}`);
+      throw error;
+    }
+    if (!opened) throw new SnapshotGone(`${file.file} is missing`);
+    return opened;
   }
 
   /** The snapshot's indexes, with the items of the records it holds. */
-  async #loadSnapshot(held: LogRecord[]): Promise<Contents> {
+  async #loadSnapshot(held: LogRecord[], opened: OpenSnapshot | IndexFileRejected): Promise<Contents> {
+    if (opened instanceof IndexFileRejected) throw opened;
     const snapshot = this.#manifest.snapshot!;
     const contents = emptyContents();
     // Labels, items and forgotten memories as the records make them; the indexes come from the files.
@@ -376,7 +501,7 @@ export class MemoryStore {
         contents.forgotten.add(item.label);
       }
     }
-    const words = await this.#verified(snapshot.words);
+    const words = await verified(opened.words, snapshot.words);
     try {
       contents.words = WordIndex.load(words.toString('utf8'));
     } catch {
@@ -387,15 +512,16 @@ export class MemoryStore {
     if (vectorLabels.length > 0) {
       const { vectors } = snapshot;
       const { dimensions } = this.#manifest;
-      if (!vectors || dimensions === undefined) throw new IndexFileRejected('the vectors index is missing');
-      const path = join(this.folder, vectors.file);
-      const bytes = await this.#verified(vectors);
+      if (!vectors || !opened.vectors || dimensions === undefined)
+        throw new IndexFileRejected('the vectors index is missing');
+      const bytes = await verified(opened.vectors, vectors);
       const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
       contents.vectors = await VectorIndex.load(
-        path,
+        // hnswlib opens a path: this one is the file just checked, whatever the folder holds now.
+        openFilePath(opened.vectors, join(this.folder, vectors.file)),
         bytes,
         { dimensions, ...this.#shape() },
-        vectorLabels.length,
+        vectorLabels,
         forgottenWithVectors,
       );
       if (contents.vectors.size !== vectorLabels.length - forgottenWithVectors.length)
@@ -404,42 +530,40 @@ export class MemoryStore {
     return contents;
   }
 
-  /** A snapshot file's bytes, once its size and digest are the manifest's. */
-  async #verified(file: SnapshotFile): Promise<Buffer> {
-    const bytes = await readFile(join(this.folder, file.file)).catch(missingAs(undefined));
-    if (!bytes) throw new IndexFileRejected(`${file.file} is missing`);
-    if (bytes.length !== file.bytes || sha256(bytes) !== file.sha256)
-      throw new IndexFileRejected(`${file.file} is not the file its manifest describes`);
-    return bytes;
-  }
-
-  /** Reads what other processes appended since; a log replaced by a compaction is read again whole. */
+  /**
+   * Reads what other processes appended since; a log replaced by a compaction is read again whole. What
+   * is read is the file whose inode, size and header were just checked.
+   */
   async #catchUp(): Promise<void> {
-    const path = join(this.folder, LOG_FILE);
-    const now = await stat(path).catch(missingAs(undefined));
+    const file = await this.#openLog();
     const log = this.#log;
-    if (!now) {
+    if (!file) {
       if (log) await this.#reload();
       return;
     }
-    if (!log || now.ino !== log.inode || now.size < log.bytes) return this.#reload();
-    if (now.size === log.bytes) return;
-    const handle = await open(path, 'r');
     try {
-      const chunk = Buffer.alloc(now.size - log.bytes);
-      await handle.read(chunk, 0, chunk.length, log.bytes);
+      if (!log || !(await sameLog(file, log))) return await this.#reload();
+      if (file.size === log.bytes) return;
+      const chunk = await readRange(file, log.bytes, file.size);
       const { records, bytes } = this.#parse(() => parseRecords(chunk, log.bytes, log.records + 2));
+      // Another process's first vectors: the manifest now has their shape, without which they are not read.
+      if (this.#manifest.dimensions === undefined && records.some((record) => hasVectorField(record)))
+        return await this.#reload();
       for (const record of records) this.#apply(record);
       this.#log = { ...log, bytes, records: log.records + records.length };
     } finally {
-      await handle.close();
+      await file.handle.close();
     }
   }
 
   async #reload(): Promise<void> {
-    this.#manifest = await readManifest(this.folder);
-    if (this.#embedder) this.#wordsOnly = modelMismatch(this.#manifest, this.#embedder);
+    this.#setManifest(await readManifest(this.folder));
     await this.#load();
+  }
+
+  #setManifest(manifest: Manifest): void {
+    this.#manifest = manifest;
+    if (this.#embedder) this.#wordsOnly = modelMismatch(manifest, this.#embedder);
   }
 
   #apply(record: LogRecord): void {
@@ -482,10 +606,15 @@ export class MemoryStore {
 
   // --- writing -------------------------------------------------------------------------------------
 
-  /** Runs `work` holding the namespace's lock, after reading what others appended. */
+  /** Runs `work` holding the namespace's lock, after reading what other writers changed. */
   async #write<T>(work: () => Promise<T>): Promise<T> {
     await mkdir(this.folder, { recursive: true });
     return withLock(this.folder, async () => {
+      // What this writes starts from the manifest as the last writer left it: its snapshot, its shape.
+      const manifest = await readManifest(this.folder);
+      const { dimensions, model } = this.#manifest;
+      if (manifest.dimensions !== dimensions || manifest.model !== model) await this.#reload();
+      else this.#manifest = manifest;
       await this.#catchUp();
       return work();
     });
@@ -495,24 +624,23 @@ export class MemoryStore {
   async #append(records: LogRecord[]): Promise<void> {
     if (records.length === 0) return;
     const path = join(this.folder, LOG_FILE);
-    let log = this.#log;
-    if (!log) {
-      log = await this.#startLog(path);
-    } else if ((await stat(path)).size > log.bytes) {
-      // A cut last line, left by a writer that was killed: new records must not join it.
-      const handle = await open(path, 'r+');
-      await handle.truncate(log.bytes);
-      await handle.close();
-    }
+    const log = this.#log ?? (await this.#startLog(path));
     const text = records.map(recordLine).join('');
-    const handle = await open(path, 'a');
+    // The shape first: a reader that sees these records must find the dimensions they have.
+    if (this.#manifest.dimensions === undefined) await this.#setShapeFrom(records);
+    const handle = await open(path, APPEND_FLAGS);
     try {
+      const now = await handle.stat();
+      // Under the lock, only a process that ignores it replaces the log.
+      if (!now.isFile() || now.ino !== log.inode)
+        throw new MemoryDamaged(`${path} was replaced by another file while it was being written`);
+      // A cut last line, left by a writer that was killed: new records must not join it.
+      if (now.size > log.bytes) await handle.truncate(log.bytes);
       await handle.writeFile(text);
       await handle.datasync();
     } finally {
       await handle.close();
     }
-    if (this.#manifest.dimensions === undefined) await this.#setShapeFrom(records);
     for (const record of records) this.#apply(record);
     this.#log = { ...log, bytes: log.bytes + Buffer.byteLength(text), records: log.records + records.length };
   }
@@ -526,10 +654,11 @@ export class MemoryStore {
     try {
       await handle.writeFile(header);
       await handle.sync();
+      const bytes = Buffer.from(header);
+      return { id, bytes: bytes.length, records: 0, inode: (await handle.stat()).ino, header: bytes };
     } finally {
       await handle.close();
     }
-    return { id, bytes: Buffer.byteLength(header), records: 0, inode: (await stat(path)).ino };
   }
 
   /** The first vector fixes the namespace's dimensions and model. */
@@ -597,7 +726,13 @@ export class MemoryStore {
     for (const record of records) this.#apply(record);
     const bytes = Buffer.byteLength(text);
     await rename(temp, path);
-    this.#log = { id, bytes, records: records.length, inode: (await stat(path)).ino };
+    this.#log = {
+      id,
+      bytes,
+      records: records.length,
+      inode: (await stat(path)).ino,
+      header: Buffer.from(headerLine(id)),
+    };
     await this.#snapshot();
   }
 
@@ -634,16 +769,14 @@ export class MemoryStore {
     const snapshot = this.#manifest.snapshot;
     const named = new Set([snapshot?.words.file, snapshot?.vectors?.file]);
     for (const name of await readdir(this.folder)) {
-      const stale = /^(vectors-[0-9a-f]+\.hnsw|words-[0-9a-f]+\.json)$/.test(name) && !named.has(name);
+      const stale = (VECTORS_FILE.test(name) || WORDS_FILE.test(name)) && !named.has(name);
       if (stale || /^\.items\.jsonl\.[0-9a-f]+\.tmp$/.test(name))
         await unlink(join(this.folder, name)).catch(() => undefined);
     }
   }
 
   async #writeManifest(): Promise<void> {
-    await writeTextFile(join(this.folder, MANIFEST_FILE), `${JSON.stringify(this.#manifest, null, 2)}\n`, {
-      durable: true,
-    });
+    await replaceFile(join(this.folder, MANIFEST_FILE), `${JSON.stringify(this.#manifest, null, 2)}\n`);
   }
 
   // --- embedding -----------------------------------------------------------------------------------
@@ -721,6 +854,16 @@ function emptyContents(): Contents {
   };
 }
 
+/** Whether `file` is still the log read up to `log`, grown or not. */
+async function sameLog(file: OpenFile, log: LogPosition): Promise<boolean> {
+  if (file.inode !== log.inode || file.size < log.bytes) return false;
+  return (await readRange(file, 0, log.header.length)).equals(log.header);
+}
+
+function hasVectorField(record: LogRecord): boolean {
+  return record.op === 'add' && record.vector !== undefined;
+}
+
 function itemOf(record: AddRecord, label: number, embedded: boolean): Item {
   return { id: record.id, text: record.text, meta: record.meta, at: record.at, embedded, label };
 }
@@ -754,18 +897,37 @@ function modelMismatch(manifest: Manifest, embedder: Embedder): string | undefin
 
 async function readManifest(folder: string): Promise<Manifest> {
   const path = join(folder, MANIFEST_FILE);
-  const text = await readFile(path, 'utf8').catch(missingAs(undefined));
-  if (text === undefined) return { format: MANIFEST_FORMAT, space: 'cosine', ...DEFAULT_SHAPE };
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readRegular(path, MAX_MANIFEST_BYTES);
+  } catch (error) {
+    if (error instanceof UnusableFile) throw new MemoryDamaged(`${path} cannot be read: ${error.message}`);
+    throw error;
+  }
+  if (bytes === undefined) return { format: MANIFEST_FORMAT, space: 'cosine', ...DEFAULT_SHAPE };
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new MemoryDamaged(`${path} is not JSON`);
   }
   const parsed = manifestSchema.safeParse(json);
-  if (!parsed.success)
-    throw new MemoryDamaged(`${path} is not a memory manifest (${parsed.error.issues[0]!.message})`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    throw new MemoryDamaged(`${path} is not a memory manifest (${where}${issue.message})`);
+  }
   return parsed.data;
+}
+
+/** A snapshot file's bytes, once its size and digest are the manifest's. */
+async function verified(opened: OpenFile, file: SnapshotFile): Promise<Buffer> {
+  // The size first: a file of another size is not read at all.
+  if (opened.size === file.bytes) {
+    const bytes = await readAll(opened);
+    if (bytes.length === file.bytes && sha256(bytes) === file.sha256) return bytes;
+  }
+  throw new IndexFileRejected(`${file.file} is not the file its manifest describes`);
 }
 
 /** A file hnswlib wrote, as the manifest names it: read back for its digest. */
@@ -797,11 +959,4 @@ async function flush(path: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-function missingAs<T>(value: T) {
-  return (error: unknown): T => {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return value;
-    throw error;
-  };
 }

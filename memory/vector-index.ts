@@ -3,7 +3,7 @@
  * keeps a label's low 32 bits, so 2^32 silently overwrites label 0, and -1 becomes 4294967295), the
  * index grows before it is full instead of throwing, vectors must have the index's dimensions and be
  * finite, deleted elements are left out of the size, and a file is loaded only after it passed
- * hnsw-file.ts's checks.
+ * hnsw-file.ts's checks, from the bytes that were checked.
  */
 import hnswlib from 'hnswlib-node';
 import { indexFileProblem, MIN_CAPACITY } from './hnsw-file.js';
@@ -50,27 +50,34 @@ export class VectorIndex {
   }
 
   /**
-   * Loads the index file at `path`, whose `bytes` are checked first: it must hold `count` elements of
-   * `shape`. `deleted`: labels it holds that are no longer live.
+   * Loads the index file at `path`, whose `bytes` are checked first (hnsw-file.ts): `path` must open
+   * those very bytes (files.ts's openFilePath). `labels`: the labels it must hold, each once, or their
+   * count when they are 0 to count - 1. `deleted`: labels it holds that are no longer live.
    */
   static async load(
     path: string,
     bytes: Buffer,
     shape: IndexShape,
-    count: number,
+    labels: number | readonly number[],
     deleted: Iterable<number>,
   ): Promise<VectorIndex> {
+    const forgotten = new Set(deleted);
     const problem = indexFileProblem(bytes, {
-      dimensions: shape.dimensions,
-      m: shape.m,
-      count,
+      ...shape,
+      labels: typeof labels === 'number' ? Array.from({ length: labels }, (_, label) => label) : labels,
+      deleted: forgotten,
     });
     if (problem) throw new IndexFileRejected(problem);
     const index = new HierarchicalNSW('cosine', shape.dimensions);
-    await index.readIndex(path);
+    try {
+      await index.readIndex(path);
+    } catch (error) {
+      // The bytes were checked; a file hnswlib still cannot read is rebuilt like any rejected one.
+      throw new IndexFileRejected(`hnswlib could not read it (${(error as Error).message})`);
+    }
     const loaded = new VectorIndex(index, shape.dimensions);
     const held = new Set(index.getIdsList());
-    for (const label of deleted) if (held.has(label)) loaded.remove(label);
+    for (const label of forgotten) if (held.has(label)) loaded.remove(label);
     return loaded;
   }
 

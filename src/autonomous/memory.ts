@@ -47,7 +47,7 @@ export function memoryUserError(error: unknown): unknown {
   if (error instanceof MemoryDamaged)
     return new UserError(
       `memory: ${error.message}`,
-      1,
+      2,
       'move the namespace folder aside, or use another --namespace',
     );
   if (error instanceof NamespaceBusy)

@@ -92,15 +92,18 @@ describe('vector index', () => {
     const index = VectorIndex.create(shape);
     for (let i = 0; i < 50; i++) index.add(i, unit(i));
     const file = await readFile(await written(index));
-    const expected = { dimensions: 8, m: 16, count: 50 };
+    const expected = { ...shape, labels: labels(50), deleted: new Set<number>() };
     expect(indexFileProblem(file, expected)).toBeUndefined();
 
     expect(indexFileProblem(file.subarray(0, 40), expected)).toBe('it is shorter than an index header');
     expect(indexFileProblem(file.subarray(0, file.length - 3), expected)).toMatch(/cut short|after its last/);
-    expect(indexFileProblem(file, { ...expected, count: 49 })).toBe(
+    expect(indexFileProblem(file, { ...expected, labels: labels(49) })).toBe(
       "it holds 50 elements, the manifest's snapshot 49",
     );
     expect(indexFileProblem(file, { ...expected, m: 8 })).toMatch(/M=16, the manifest says 8/);
+    expect(indexFileProblem(file, { ...expected, efConstruction: 200 })).toBe(
+      'it was built with efConstruction=100, the manifest says 200',
+    );
 
     // A neighbour id past the end: hnswlib would read memory beyond its arrays.
     const crafted = Buffer.from(file);
@@ -112,10 +115,41 @@ describe('vector index', () => {
     huge.writeBigUInt64LE(10n ** 12n, 8);
     expect(indexFileProblem(huge, expected)).toMatch(/capacity of 1000000000000 is not one we make/);
 
+    // New elements' levels are drawn with it: a huge one makes hnswlib allocate link lists for them.
+    const mult = Buffer.from(file);
+    mult.writeDoubleLE(1e6, 80);
+    expect(indexFileProblem(mult, expected)).toMatch(/level multiplier 1000000 is not the one hnswlib makes/);
+
     const dir = await mkdtemp(join(tmpdir(), 'hnsw-'));
     await writeFile(join(dir, 'bad.hnsw'), crafted);
     await expect(VectorIndex.load(join(dir, 'bad.hnsw'), crafted, shape, 50, [])).rejects.toThrow(
       IndexFileRejected,
     );
   });
+
+  it('accepts the deleted marks of forgotten memories only', async () => {
+    const index = VectorIndex.create(shape);
+    for (let i = 0; i < 20; i++) index.add(i, unit(i));
+    index.remove(4);
+    const file = await readFile(await written(index));
+    const expected = { ...shape, labels: labels(20) };
+    expect(indexFileProblem(file, { ...expected, deleted: new Set([4]) })).toBeUndefined();
+    expect(indexFileProblem(file, { ...expected, deleted: new Set() })).toBe(
+      'element 4 is marked deleted, but its memory was not forgotten',
+    );
+  });
+
+  it('takes an empty index only as hnswlib writes one: no entry point, no top level', async () => {
+    const file = await readFile(await written(VectorIndex.create(shape)));
+    const expected = { ...shape, labels: [], deleted: new Set<number>() };
+    expect(indexFileProblem(file, expected)).toBeUndefined();
+    const crafted = Buffer.from(file);
+    crafted.writeInt32LE(3, 48);
+    crafted.writeUInt32LE(0, 52);
+    expect(indexFileProblem(crafted, expected)).toBe('it holds no elements but has an entry point');
+  });
 });
+
+function labels(count: number): number[] {
+  return Array.from({ length: count }, (_, label) => label);
+}
