@@ -4,7 +4,7 @@
  * checking with a message the model can act on.
  */
 import { z } from 'zod';
-import { nestsDeeperThan } from '../src/json-depth.js';
+import { pathBeyondDepth } from '../src/graph/json-depth.js';
 import type { ToolSpec } from '../src/llm/types.js';
 import type { Command, CommandResources } from './command.js';
 
@@ -98,7 +98,7 @@ export function checkArgs(command: Command, args: unknown): CheckedArgs {
       ok: false,
       problem: `the arguments of ${command.name} must be a JSON object; usage: ${commandUsage(command)}`,
     };
-  if (nestsDeeperThan(args, MAX_ARGS_DEPTH))
+  if (pathBeyondDepth(args, MAX_ARGS_DEPTH) !== undefined)
     return {
       ok: false,
       problem: `the arguments of ${command.name} nest more than ${MAX_ARGS_DEPTH} levels deep; usage: ${commandUsage(command)}`,

@@ -18,6 +18,13 @@
 import { createRequire } from 'node:module';
 import type peggy from 'peggy';
 
+/**
+ * How deep a condition's tree may grow: `a && b && …` is a level per operator, `!!!…x` a level per
+ * `!`. What renders and outlines a template walks the tree recursively, so a template from elsewhere
+ * with thousands of operators would exhaust the stack; no prompt needs a condition of this size.
+ */
+export const MAX_EXPRESSION_DEPTH = 256;
+
 const GRAMMAR = String.raw`
 {
   function here() {
@@ -64,8 +71,21 @@ const GRAMMAR = String.raw`
     }
     return parts;
   }
-  function fold(head, tail, kind) {
-    return tail.reduce((left, right) => ({ kind, left, right }), head);
+  // How deep each expression node is (a name or a value is 1): an expression deeper than
+  // MAX_EXPRESSION_DEPTH is an error where it starts, before anything walks it recursively.
+  const depths = new WeakMap();
+  function depthOf(node) {
+    return depths.get(node) ?? 1;
+  }
+  function nested(node, children, where) {
+    const depth = 1 + Math.max(0, ...children.map(depthOf));
+    if (depth > ${MAX_EXPRESSION_DEPTH})
+      error('this condition nests more than ${MAX_EXPRESSION_DEPTH} levels deep (each "!", "&&", "||", comparison and call adds one): split it into smaller conditions', where);
+    depths.set(node, depth);
+    return node;
+  }
+  function fold(head, tail, kind, where) {
+    return tail.reduce((left, right) => nested({ kind, left, right }, [left, right], where), head);
   }
 }
 
@@ -140,18 +160,22 @@ Fallback = ":" chars:(Escape / [^}\\])* { return chars.join(''); }
 
 Expr = Or
 
-Or = head:And tail:(_h "||" __ @And)* { return fold(head, tail, 'or'); }
+Or = head:And tail:(_h "||" __ @And)* { return fold(head, tail, 'or', location()); }
 
-And = head:Compare tail:(_h "&&" __ @Compare)* { return fold(head, tail, 'and'); }
+And = head:Compare tail:(_h "&&" __ @Compare)* { return fold(head, tail, 'and', location()); }
 
 Compare
   = left:Unary tail:(_h @CompareOp __ @Unary)? {
-    return tail === null ? left : { kind: 'compare', op: tail[0], left, right: tail[1] };
+    if (tail === null) return left;
+    return nested({ kind: 'compare', op: tail[0], left, right: tail[1] }, [left, tail[1]], location());
   }
 
 CompareOp = "==" / "!=" / "<=" / ">=" / "<" / ">"
 
-Unary = "!" __ operand:Unary { return { kind: 'not', operand }; } / Primary
+// A loop rather than "!" Unary: a rule calling itself once per "!" would exhaust the stack on a long run.
+Unary = nots:("!" __)* operand:Primary {
+    return nots.reduce((inner) => nested({ kind: 'not', operand: inner }, [inner], location()), operand);
+  }
 
 Primary
   = "(" __ @Expr __ ")"
@@ -178,7 +202,7 @@ StringChar = "\\" @[(){}\\"] / "\\" / Ref / @"{" !RefStart / $[^"\\{]+
 
 Call
   = where:Open fn:FunctionName _h "(" __ args:ArgList? __ ")"
-    { return { kind: 'call', fn, args: args ?? [], at: pos(where) }; }
+    { return nested({ kind: 'call', fn, args: args ?? [], at: pos(where) }, args ?? [], location()); }
 
 ArgList = head:Expr tail:(__ "," __ @Expr)* { return [head, ...tail]; }
 

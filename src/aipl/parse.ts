@@ -122,9 +122,19 @@ function nestingBeyond(source: string, limit: number): Position | undefined {
   return undefined;
 }
 
+/** Characters of a long line shown before the column in an excerpt, and in all. */
+const EXCERPT_BEFORE = 40;
+const EXCERPT_CHARS = 120;
+
+/** The line at `at` with a caret under its column; a long line is cut to the part around the column. */
 function excerpt(source: string, at: Position): string {
   const line = source.split(/\r?\n/)[at.line - 1] ?? '';
-  return `${at.line} | ${line}\n${' '.repeat(String(at.line).length)} | ${' '.repeat(at.column - 1)}^`;
+  const start = line.length <= EXCERPT_CHARS ? 0 : Math.max(0, at.column - 1 - EXCERPT_BEFORE);
+  const before = start > 0 ? '…' : '';
+  const after = start + EXCERPT_CHARS < line.length ? '…' : '';
+  const shown = `${before}${line.slice(start, start + EXCERPT_CHARS)}${after}`;
+  const caret = ' '.repeat(at.column - 1 - start + before.length);
+  return `${at.line} | ${shown}\n${' '.repeat(String(at.line).length)} | ${caret}^`;
 }
 
 /** Merges adjacent texts, removes the lines that only held AIPL, drops comments; blocks recursively. */

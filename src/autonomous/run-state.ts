@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { GoalEndReason } from '../events.js';
-import { nestsDeeperThan } from '../json-depth.js';
+import { pathBeyondDepth } from '../graph/json-depth.js';
 
 export const RUN_FORMAT = 'meta-agent/run@1';
 
@@ -191,7 +191,7 @@ export function newRunState(run: NewRun): RunState {
 export function parseRunState(
   value: unknown,
 ): { ok: true; state: RunState } | { ok: false; problem: string } {
-  if (nestsDeeperThan(value, MAX_RUN_DEPTH))
+  if (pathBeyondDepth(value, MAX_RUN_DEPTH) !== undefined)
     return { ok: false, problem: `it nests more than ${MAX_RUN_DEPTH} levels deep, which no run does` };
   const parsed = runStateSchema.safeParse(value);
   if (parsed.success) return { ok: true, state: parsed.data };

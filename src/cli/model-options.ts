@@ -5,6 +5,7 @@
 import { resolveEndpoints, resolveModels } from '../llm/config.js';
 import type { GraphModelConfig, ModelFlags, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';
 import type { ModelOptionValues } from './options.js';
+import { writeErr } from './terminal.js';
 
 /** The parsed options as config flags. */
 export function modelFlags(options: ModelOptionValues): ModelFlags {
@@ -58,6 +59,26 @@ export async function modelsFromOptions(
   return resolved;
 }
 
+/** What kind of file names its own model servers, as a note says it. */
+export type ModelFileKind = 'graph' | 'flow';
+
+/**
+ * Models for running a graph or flow file whose config may name its own servers: those of
+ * modelsFromOptions, after a note on stderr of what the file sends where (graphEndpointNote). Graphs and
+ * flows both come here, so a shared file of either kind gets the same note and keeps the same keys back.
+ */
+export async function modelsForFile(
+  options: ModelOptionValues,
+  models: GraphModelConfig | undefined,
+  kind: ModelFileKind,
+  setup: ModelSetup = {},
+): Promise<ResolvedModels> {
+  const resolved = await modelsFromOptions(options, models, setup);
+  const note = graphEndpointNote(resolved.endpoints, kind);
+  if (note) writeErr(note);
+  return resolved;
+}
+
 /**
  * Whether any model option was given: then a model that cannot be resolved is the user's error to fix,
  * where a command that can do without models would otherwise go on without them.
@@ -84,10 +105,14 @@ export function endpointsFromOptions(
 }
 
 /**
- * What the user should know when the graph file picked a server: that server gets the conversation,
- * and, unless trusted, none of the user's keys. Undefined when no role uses a URL from the graph.
+ * What the user should know when the graph (or flow) file picked a server: that server gets the
+ * conversation, and, unless trusted, none of the user's keys. Undefined when no role uses a URL from
+ * the file.
  */
-export function graphEndpointNote(endpoints: ResolvedEndpoints): string | undefined {
+export function graphEndpointNote(
+  endpoints: ResolvedEndpoints,
+  kind: ModelFileKind = 'graph',
+): string | undefined {
   const byUrl = new Map<string, { roles: string[]; withheld: Set<string> }>();
   for (const [role, endpoint] of Object.entries(endpoints)) {
     if (endpoint.provider !== 'openai' || !endpoint.urlFromGraph) continue;
@@ -100,7 +125,7 @@ export function graphEndpointNote(endpoints: ResolvedEndpoints): string | undefi
   const lines = [...byUrl].map(([url, { roles, withheld }]) => {
     const keys = [...withheld].join(' and ');
     const key = keys ? `; ${keys} is not sent there (list it in META_AGENT_TRUSTED_URLS to send it)` : '';
-    return `[models] the graph sends the ${roles.join(', ')} calls to ${url}${key}\n`;
+    return `[models] the ${kind} sends the ${roles.join(', ')} calls to ${url}${key}\n`;
   });
   return lines.join('');
 }

@@ -20,7 +20,7 @@ import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { openGraph } from './load-graph.js';
-import { graphEndpointNote, hasModelFlags, modelsFromOptions, type NotReady } from './model-options.js';
+import { hasModelFlags, modelsForFile, type NotReady } from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { checkStateFits, loadStateFile } from './state-file.js';
 import { writeErr } from './terminal.js';
@@ -169,10 +169,7 @@ async function resolveModels(
   notReady: NotReady,
 ): Promise<ModelSet> {
   try {
-    const { models, endpoints } = await modelsFromOptions(options, file.config.models, { notReady });
-    const note = graphEndpointNote(endpoints);
-    if (note) writeErr(note);
-    return models;
+    return (await modelsForFile(options, file.config.models, 'graph', { notReady })).models;
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);

@@ -29,6 +29,12 @@ A role's model named local or local:REF (a .gguf path or hf:OWNER/NAME/FILE.gguf
 --classifier-model local beside a server's chatbot. Keys come from the environment only (OPENAI_API_KEY,
 META_AGENT_<ROLE>_API_KEY); see .env.example for every variable.`;
 
+/** What caps the sandbox limits a file sets, for the help of commands that run a graph's or flow's code. */
+export const SANDBOX_LIMITS_HELP = `
+Sandbox: a file's config.sandbox.timeoutMs and memoryMb bound each evaluation of its code (and of its
+answer schemas' patterns), capped by META_AGENT_SANDBOX_TIMEOUT_MS (default 10000) and
+META_AGENT_SANDBOX_MEMORY_MB (default 256); a file that asks for more gets the cap, and stderr says so.`;
+
 /** Adds --model, --base-url, --provider, --script and the per-role model flags to `command`. */
 export function addModelOptions(command: Command): Command {
   return command

@@ -58,7 +58,10 @@ export async function restartIfGraphRunsCode(path: string, statePath?: string): 
     await restartForSandbox();
 }
 
-/** Restarts for the sandbox when the flow file at `path` has after-query code. */
+/**
+ * Restarts for the sandbox when the flow file at `path` has an after-query step: its code runs there,
+ * and so do the patterns of its schema (sandbox/patterns.ts).
+ */
 export async function restartIfFlowRunsCode(path: string): Promise<void> {
   if (!startedWithoutNodeSnapshot() && (await flowHasCode(path))) await restartForSandbox();
 }
@@ -69,7 +72,10 @@ async function flowHasCode(path: string): Promise<boolean> {
     const nodes = (JSON.parse(await readFile(path, 'utf8')) as { nodes?: unknown }).nodes;
     return (
       Array.isArray(nodes) &&
-      nodes.some((node: { afterQuery?: { code?: unknown } } | null) => node?.afterQuery?.code !== undefined)
+      nodes.some(
+        (node: { afterQuery?: { code?: unknown; schema?: unknown } } | null) =>
+          node?.afterQuery?.code !== undefined || node?.afterQuery?.schema !== undefined,
+      )
     );
   } catch {
     return false;

@@ -6,6 +6,7 @@
  * fails the node at once: another answer would not fix the code.
  */
 import { z } from 'zod';
+import { MAX_JSON_DEPTH, pathBeyondDepth } from '../graph/json-depth.js';
 import type { Parsed } from '../llm/repair.js';
 import { parseObject } from '../llm/structured.js';
 import type { Sandbox } from '../sandbox/index.js';
@@ -29,12 +30,26 @@ export interface AfterQueryInput {
   outputs: Record<string, unknown>;
 }
 
+/**
+ * How deep the values a run makes (answers, the code's value and `db`) may nest: as deep as a flow
+ * file's database, one level below the file's top. Validation recurses once a level, and a saved run
+ * holding such values loads again (run-state.ts).
+ */
+export const MAX_VALUE_DEPTH = MAX_JSON_DEPTH - 1;
+
 const jsonValue = z.json();
 const database = z.record(z.string(), z.json());
 
-/** Parses the answer against the node's schema (if any); the zod type is compiled once per schema. */
+/**
+ * Parses the answer against the node's schema (if any); the zod type is compiled once per schema. An
+ * answer nested deeper than MAX_VALUE_DEPTH is rejected like one that does not match.
+ */
 export function parseAnswer(text: string, schema: z.ZodType | undefined): Parsed<unknown> {
-  return schema ? parseObject(text, schema) : { ok: true, value: text };
+  if (!schema) return { ok: true, value: text };
+  const parsed = parseObject(text, schema);
+  if (parsed.ok && pathBeyondDepth(parsed.value, MAX_VALUE_DEPTH) !== undefined)
+    return { ok: false, error: `the JSON nests more than ${MAX_VALUE_DEPTH} levels deep` };
+  return parsed;
 }
 
 /**
@@ -64,9 +79,20 @@ export async function runAfterQueryCode(
     throw error;
   }
   const output = result.value === undefined ? answer : result.value;
+  const db = 'db' in result.changed ? result.changed.db : scope.db;
+  // Checked before zod, which recurses once a level; and what is saved must load again.
+  for (const [what, value] of [
+    ['value', output],
+    ['`db`', db],
+  ] as const)
+    if (pathBeyondDepth(value, MAX_VALUE_DEPTH) !== undefined)
+      throw new SandboxError(
+        'uncopyable',
+        input.node.name,
+        `the after-query code’s ${what} nests more than ${MAX_VALUE_DEPTH} levels deep`,
+      );
   if (!jsonValue.safeParse(output).success)
     throw new SandboxError('uncopyable', input.node.name, 'the after-query code’s value is not plain JSON');
-  const db = 'db' in result.changed ? result.changed.db : scope.db;
   const checked = database.safeParse(db);
   if (!checked.success)
     throw new SandboxError(

@@ -4,6 +4,7 @@
  * extension.
  */
 import { InvalidFileError } from '../errors.js';
+import { checkJsonDepth } from '../graph/json-depth.js';
 import { parseJsonText, readTextFile } from '../graph/load.js';
 import { summarizeIssues } from '../graph/schema-issues.js';
 import { lintFlow, type Finding } from './lint.js';
@@ -42,8 +43,12 @@ export async function openFlow(path: string, shown = path): Promise<{ flow: Flow
   return { flow, warnings: findings };
 }
 
-/** Validates a parsed flow; `source` names it in messages. */
+/**
+ * Validates a parsed flow; `source` names it in messages. Its values (the database, fallbacks, answer
+ * schemas) are plain JSON that validation walks recursively: one nested too deep is refused first.
+ */
 export function parseFlowObject(input: unknown, source: string): FlowFile {
+  checkJsonDepth(input, source);
   const named =
     input !== null && typeof input === 'object' && !Array.isArray(input) && !('name' in input)
       ? { ...input, name: flowNameFromPath(source) }

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { InvalidFileError, UserError } from '../errors.js';
+import { checkJsonDepth, MAX_JSON_DEPTH } from '../graph/json-depth.js';
 import { parseJsonText, writeFileAtomic } from '../graph/load.js';
 import { summarizeIssues } from '../graph/schema-issues.js';
 import { flowNodeSchema, type FlowFile } from './schema.js';
@@ -15,6 +16,12 @@ import { flowNodeSchema, type FlowFile } from './schema.js';
 export const FLOW_RUN_FORMAT = 'meta-agent/flow-run@1';
 
 const json = z.json();
+
+/**
+ * How deep a saved run may nest: the values a run keeps nest as deep as a flow file's database
+ * (after-query.ts), and sit a few levels deeper here (`current.results.NODE.output` is 5 down).
+ */
+const MAX_RUN_DEPTH = MAX_JSON_DEPTH + 8;
 
 const changeSchema = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('add-node'), node: flowNodeSchema }),
@@ -116,6 +123,7 @@ export async function loadFlowRun(path: string, flow: FlowFile): Promise<FlowRun
     throw new UserError(`${path}: cannot read: ${(error as Error).message}`, 2);
   }
   const json = parseJsonText(text, path);
+  checkJsonDepth(json, path, MAX_RUN_DEPTH);
   const parsed = flowRunStateSchema.safeParse(json);
   if (!parsed.success)
     throw new InvalidFileError(

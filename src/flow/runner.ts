@@ -11,12 +11,13 @@
 import { z } from 'zod';
 import { InvalidFileError, UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import { pathBeyondDepth } from '../graph/json-depth.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
-import { Sandbox } from '../sandbox/index.js';
-import { parseAnswer, runAfterQueryCode, type Accepted } from './after-query.js';
+import { PatternSandbox, Sandbox, withSandboxedRegExps } from '../sandbox/index.js';
+import { MAX_VALUE_DEPTH, parseAnswer, runAfterQueryCode, type Accepted } from './after-query.js';
 import {
   applyChange,
   baseStructure,
@@ -119,6 +120,8 @@ class PassRunner {
   readonly #schemas = new Map<string, z.ZodType | undefined>();
   readonly #changeLog: PassReport['changes'] = [];
   #sandbox: Sandbox | undefined;
+  /** Where the answer schemas' patterns are matched; made with the first schema. */
+  #patterns: PatternSandbox | undefined;
   /** After-query code runs one node at a time: the `flow` API answers for the node whose code runs. */
   #codeQueue: Promise<unknown> = Promise.resolve();
   #requester: ((change: FlowChange) => void) | undefined;
@@ -164,6 +167,7 @@ class PassRunner {
       throw error;
     } finally {
       this.#sandbox?.dispose();
+      this.#patterns?.dispose();
     }
     const report = this.#report(pass, structure, started, false);
     this.#state.passes = pass.pass;
@@ -502,13 +506,19 @@ class PassRunner {
     return (await askForJson(model, name.replace(/[^\w-]/g, '_'), schemaFor(schema), send)).completion;
   }
 
-  /** The zod type of the node's answer schema, made once; undefined when it has none. */
+  /**
+   * The zod type of the node's answer schema, made once; undefined when it has none. Its patterns are
+   * the file's: they match in the pattern sandbox, under the flow's time limit, never in the host.
+   */
   #schemaOf(node: FlowNode): z.ZodType | undefined {
-    if (!this.#schemas.has(node.name))
+    if (!this.#schemas.has(node.name)) {
+      const schema = node.afterQuery?.schema;
+      if (schema) this.#patterns ??= new PatternSandbox(this.#flow.config.sandbox);
       this.#schemas.set(
         node.name,
-        node.afterQuery?.schema && z.fromJSONSchema(node.afterQuery.schema as never),
+        schema && withSandboxedRegExps(this.#patterns!, () => z.fromJSONSchema(schema as never)),
       );
+    }
     return this.#schemas.get(node.name);
   }
 
@@ -598,6 +608,9 @@ class PassRunner {
 function flowApi(request: (change: FlowChange) => void) {
   return {
     addNode: (fields: unknown) => {
+      // Validation recurses once a level of the fallback: a deep one is refused before it.
+      if (pathBeyondDepth(fields, MAX_VALUE_DEPTH) !== undefined)
+        throw new Error(`flow.addNode: the fields nest more than ${MAX_VALUE_DEPTH} levels deep`);
       const parsed = flowNodeSchema.safeParse(fields);
       if (!parsed.success)
         throw new Error(

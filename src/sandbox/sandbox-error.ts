@@ -3,7 +3,7 @@
  * message a user can act on without a stack trace.
  */
 import { raiseConfigHint, UserError } from '../errors.js';
-import type { SandboxLimits } from './limits.js';
+import { atCeiling, SANDBOX_CEILING_VARIABLES, type SandboxLimits } from './limits.js';
 
 /**
  * - `timeout`: ran past `sandbox.timeoutMs`;
@@ -32,24 +32,37 @@ export class SandboxError extends UserError {
   }
 }
 
-/** Code that ran past the time limit, or was stopped by the watchdog. */
-export function timeoutError(node: string, limits: SandboxLimits): SandboxError {
+/**
+ * Code that ran past the time limit, or was stopped by the watchdog. At the user's `ceiling`, the hint
+ * names the variable that raises it: raising the file's setting would change nothing.
+ */
+export function timeoutError(node: string, limits: SandboxLimits, ceiling?: SandboxLimits): SandboxError {
   return new SandboxError(
     'timeout',
     node,
     `code ran longer than ${limits.timeoutMs} ms (config.sandbox.timeoutMs)`,
-    `make the code finish sooner (look for a loop that never ends), or ${raiseConfigHint('sandbox.timeoutMs')}`,
+    `make the code finish sooner (look for a loop that never ends), or ${raiseHint('timeoutMs', limits, ceiling)}`,
   );
 }
 
 /** Code that ran past the memory limit. */
-export function memoryError(node: string, limits: SandboxLimits): SandboxError {
+export function memoryError(node: string, limits: SandboxLimits, ceiling?: SandboxLimits): SandboxError {
   return new SandboxError(
     'memory',
     node,
     `code used more than ${limits.memoryMb} MB of memory (config.sandbox.memoryMb)`,
-    `keep less data in memory at once, or ${raiseConfigHint('sandbox.memoryMb')}`,
+    `keep less data in memory at once, or ${raiseHint('memoryMb', limits, ceiling)}`,
   );
+}
+
+function raiseHint(
+  key: keyof SandboxLimits,
+  limits: SandboxLimits,
+  ceiling: SandboxLimits | undefined,
+): string {
+  return atCeiling(key, limits, ceiling)
+    ? `raise ${SANDBOX_CEILING_VARIABLES[key]}, the cap on config.sandbox.${key} (now ${limits[key]})`
+    : raiseConfigHint(`sandbox.${key}`);
 }
 
 /** Said of every value that cannot cross the boundary. */

@@ -26,7 +26,7 @@ import type ivm from 'isolated-vm';
 import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
 import { isolatedVm } from './isolated-vm.js';
-import { resolveLimits, type SandboxLimits } from './limits.js';
+import { resolveLimits, sandboxCeiling, type SandboxLimits } from './limits.js';
 import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
 import { Watchdog } from './watchdog.js';
 import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
@@ -102,6 +102,8 @@ interface LiveIsolate {
 export class Sandbox {
   /** The limits every evaluation runs under. */
   readonly limits: Readonly<SandboxLimits>;
+  /** The user's cap on them (see limits.ts): errors at the cap name the variable that raises it. */
+  readonly #ceiling: Readonly<SandboxLimits>;
   readonly #host = new HostFunctions();
   #isolate: LiveIsolate | undefined;
   #queue: Promise<unknown> = Promise.resolve();
@@ -109,16 +111,20 @@ export class Sandbox {
   readonly #texts: Record<GuestMode, Map<string, CompiledText>> = { code: new Map(), expression: new Map() };
   #disposed = false;
 
-  private constructor(limits: Readonly<SandboxLimits>) {
+  private constructor(limits: Readonly<SandboxLimits>, ceiling: Readonly<SandboxLimits>) {
     this.limits = limits;
+    this.#ceiling = ceiling;
   }
 
   /**
    * A sandbox whose isolate is made on its first evaluation, so a run with no code node never starts
-   * one. Throws a UserError (exit code 2) for limits it cannot honour.
+   * one. `limits` are lowered to the user's ceiling (META_AGENT_SANDBOX_TIMEOUT_MS and
+   * META_AGENT_SANDBOX_MEMORY_MB; see limits.ts), whatever a file asked for. Throws a UserError (exit
+   * code 2) for limits it cannot honour.
    */
   static async create(limits?: Partial<SandboxLimits>): Promise<Sandbox> {
-    return new Sandbox(resolveLimits(limits));
+    const ceiling = sandboxCeiling();
+    return new Sandbox(resolveLimits(limits, ceiling), ceiling);
   }
 
   /**
@@ -308,7 +314,7 @@ export class Sandbox {
     try {
       isolate.compileScriptSync(standalone, { filename: CODE_FILENAME }).release();
     } catch (error) {
-      if (isolate.isDisposed) throw memoryError(node, this.limits);
+      if (isolate.isDisposed) throw memoryError(node, this.limits, this.#ceiling);
       const message = error instanceof Error ? error.message : String(error);
       const at = / \[[^\]]*:(\d+):\d+\]$/.exec(message);
       const name = error instanceof Error ? error.name : 'SyntaxError';
@@ -358,11 +364,11 @@ export class Sandbox {
   #failure(error: unknown, isolate: ivm.Isolate, stoppedByWatchdog: boolean, node: string): Error {
     if (error instanceof SandboxError) return error;
     if (this.#disposed) return new Error('the sandbox was disposed while code was running');
-    if (stoppedByWatchdog) return timeoutError(node, this.limits);
+    if (stoppedByWatchdog) return timeoutError(node, this.limits, this.#ceiling);
     // A dead isolate we did not kill: isolated-vm disposes it when the memory limit is hit.
-    if (isolate.isDisposed) return memoryError(node, this.limits);
+    if (isolate.isDisposed) return memoryError(node, this.limits, this.#ceiling);
     const message = error instanceof Error ? error.message : String(error);
-    if (message === TIMED_OUT) return timeoutError(node, this.limits);
+    if (message === TIMED_OUT) return timeoutError(node, this.limits, this.#ceiling);
     // The code's own throws are caught inside; what still fails a call is a rejection nobody handled.
     return new SandboxError(
       'runtime',

@@ -117,3 +117,37 @@ describe('meta-agent chat on a graph that names its own server', () => {
     expect(result.stderr).not.toContain('is not sent there');
   });
 });
+
+describe('meta-agent flow run on a flow that names its own server', () => {
+  let dir: string;
+  let server: OpenAIServer;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'meta-agent-credentials-'));
+    server = await startOpenAIServer({ defaultAnswer: 'Hello from the flow server.' });
+  });
+
+  afterEach(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends the prompts there without the key, and says so as it does for a graph', async () => {
+    const path = join(dir, 'shared.flow.json');
+    const flow = {
+      name: 'shared',
+      config: { models: { chatbot: { baseUrl: server.url, model: 'gpt-4o-mini' } } },
+      nodes: [{ name: 'hello', prompt: 'Say hello.' }],
+    };
+    await writeFile(path, JSON.stringify(flow));
+    const result = await runCli(['flow', 'run', path], { env: { OPENAI_API_KEY: SECRET } });
+    expect(result.stdout).toContain('Hello from the flow server.');
+    const authorizations = server.requests.map((request) => request.headers.authorization);
+    expect(authorizations.length).toBeGreaterThan(0);
+    expect(authorizations.join(' ')).not.toContain(SECRET);
+    expect(result.stderr).toContain(
+      `[models] the flow sends the chatbot calls to ${server.url}; OPENAI_API_KEY is not sent there ` +
+        '(list it in META_AGENT_TRUSTED_URLS to send it)',
+    );
+  });
+});

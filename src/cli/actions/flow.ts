@@ -8,7 +8,7 @@ import { printEvents } from '../chat-lines.js';
 import type { FlowRunOptions } from '../commands/flow.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { formatFinding } from '../load-graph.js';
-import { modelsFromOptions } from '../model-options.js';
+import { modelsForFile } from '../model-options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 
@@ -23,7 +23,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  const { models } = await modelsFromOptions(options, { chatbot: flow.config.models.chatbot });
+  const { models } = await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow');
   const model = meter.meter(models).chatbot;
   if (model.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);

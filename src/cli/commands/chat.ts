@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import {
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  SANDBOX_LIMITS_HELP,
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
@@ -42,6 +43,7 @@ sees the last exchange, temperature 0.7); export it with --format json to change
 before the reply is shown, so a failed or interrupted run keeps every reply you saw. In the terminal UI,
 q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
 ${GOAL_LOOP_OPTIONS_HELP}
+${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** `chat`'s options as commander parses them. */

@@ -5,7 +5,13 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { MODEL_OPTIONS_HELP, addModelOptions, positiveInteger, type ModelOptionValues } from '../options.js';
+import {
+  MODEL_OPTIONS_HELP,
+  SANDBOX_LIMITS_HELP,
+  addModelOptions,
+  positiveInteger,
+  type ModelOptionValues,
+} from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -30,6 +36,7 @@ node's last output for the next one (a node an after-query step skips reuses its
 
 Exit code: 0 when every node has an output, 1 when one failed (and those after it were skipped), 2 for
 a bad flow file, input or state file, 130 after Ctrl+C.
+${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** `flow run`'s options as commander parses them. */
