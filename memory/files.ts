@@ -6,9 +6,7 @@
  * hnswlib from it, so a rename or removal in the folder meanwhile cannot change what is read.
  */
 import { constants, existsSync, type Stats } from 'node:fs';
-import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { removeStaleTemps, tempPathFor } from '../src/write-file.js';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 
 /** A namespace's files cannot be used; the message says which and why. */
 export class MemoryDamaged extends Error {}
@@ -94,45 +92,6 @@ const FD_FOLDER = ['/proc/self/fd', '/dev/fd'].find((folder) => existsSync(folde
  */
 export function openFilePath(file: OpenFile, path: string): string {
   return FD_FOLDER === undefined ? path : `${FD_FOLDER}/${file.handle.fd}`;
-}
-
-/**
- * Replaces the file at `path` with `text`, durably: written beside it, flushed, renamed over it. A
- * symlink or FIFO there is replaced, never written through (writeTextFile follows them, as a user's
- * `>` would; a memory folder's files are not the user's to point elsewhere).
- */
-export async function replaceFile(path: string, text: string): Promise<void> {
-  await removeStaleTemps(path);
-  const temp = tempPathFor(path);
-  try {
-    const handle = await open(temp, 'wx');
-    try {
-      await handle.writeFile(text);
-      // Without this the rename can reach the disk before the data, and a crash would leave an empty file.
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await syncFolder(dirname(path));
-}
-
-/** Makes a rename durable. Some platforms cannot open a folder for syncing; that only costs durability. */
-async function syncFolder(folder: string): Promise<void> {
-  try {
-    const handle = await open(folder, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // Best effort by design: the file is already whole on disk, only the rename's durability is at stake.
-  }
 }
 
 function openFailed(error: unknown): undefined {

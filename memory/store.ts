@@ -29,10 +29,10 @@ import {
   readAll,
   readRange,
   readRegular,
-  replaceFile,
   UnusableFile,
   type OpenFile,
 } from './files.js';
+import { replaceFile } from '../src/write-file.js';
 import { fuse, type Fused } from './fusion.js';
 import { withLock } from './lock.js';
 import {
@@ -776,7 +776,9 @@ export class MemoryStore {
   }
 
   async #writeManifest(): Promise<void> {
-    await replaceFile(join(this.folder, MANIFEST_FILE), `${JSON.stringify(this.#manifest, null, 2)}\n`);
+    await replaceFile(join(this.folder, MANIFEST_FILE), `${JSON.stringify(this.#manifest, null, 2)}\n`, {
+      durable: true,
+    });
   }
 
   // --- embedding -----------------------------------------------------------------------------------

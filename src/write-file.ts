@@ -46,6 +46,16 @@ export async function writeTextFile(path: string, text: string, options: WriteOp
   await replaceAtomically(target.path, text, target.stats, options);
 }
 
+/**
+ * Replaces whatever is at `path` (a file, a symlink, a hard link, a FIFO) with a new regular file holding
+ * `text`, renamed over it, never writing through it. For our own files in folders that may not be
+ * ours alone (a memory namespace, the model cache), where a link planted in a file's place must not
+ * lead the write elsewhere; `writeTextFile` is for a user's paths, where a link stays a link.
+ */
+export async function replaceFile(path: string, text: string, options: WriteOptions = {}): Promise<void> {
+  await replaceAtomically(path, text, undefined, options);
+}
+
 /** The temporary file a write of `target` uses: hidden, beside it, naming the writer's PID. */
 export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);

@@ -14,16 +14,10 @@ import { UserError } from '../../errors.js';
 import { Interrupted } from '../../interrupt.js';
 import { MAX_REDIRECTS, MAX_TIMER_MS, ResponseLimitError, guardedFetch } from '../guarded-fetch.js';
 import { millisecondsFromEnv } from '../timeouts.js';
+import { replaceFile } from '../../write-file.js';
 import { hfModelPath, modelsDir } from './cache-dir.js';
 import { formatModelRef, type HfModelRef } from './model-ref.js';
-import {
-  partPaths,
-  readCachedModel,
-  readSmallJson,
-  replaceCacheFile,
-  writeManifest,
-  type CachedModel,
-} from './model-store.js';
+import { partPaths, readCachedModel, readSmallJson, writeManifest, type CachedModel } from './model-store.js';
 
 export type { CachedModel } from './model-store.js';
 
@@ -242,7 +236,7 @@ async function openPart(path: string, metadata: FileMetadata): Promise<Part> {
     await found.close();
   }
   await rm(part, { recursive: true, force: true });
-  await replaceCacheFile(record, `${JSON.stringify({ sha256: metadata.sha256, size: metadata.size })}\n`);
+  await replaceFile(record, `${JSON.stringify({ sha256: metadata.sha256, size: metadata.size })}\n`);
   const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
   return { handle: await open(part, flags, 0o644), kept: 0 };
 }

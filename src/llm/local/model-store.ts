@@ -8,11 +8,11 @@
  * so a link planted at their names is replaced rather than written through.
  */
 import { constants } from 'node:fs';
-import { open, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
-import { removeStaleTemps, tempPathFor } from '../../write-file.js';
+import { replaceFile } from '../../write-file.js';
 import { hfModelPath, modelsDir } from './cache-dir.js';
 import { formatModelRef, parseModelRef, type HfModelRef } from './model-ref.js';
 
@@ -63,7 +63,7 @@ export async function readCachedModel(
 /** Records `model` as complete: its manifest, written atomically beside it. */
 export async function writeManifest(model: CachedModel): Promise<void> {
   const { ref, size, sha256, downloadedAt } = model;
-  await replaceCacheFile(
+  await replaceFile(
     `${model.path}.json`,
     `${JSON.stringify({ ref, size, sha256, downloadedAt }, null, 2)}\n`,
   );
@@ -149,28 +149,5 @@ export async function readSmallJson(path: string): Promise<unknown> {
     return undefined;
   } finally {
     await handle.close();
-  }
-}
-
-/**
- * Writes one of the cache's own files: `text` goes to a new temporary file beside `path`, renamed over
- * it. Whatever was at `path` (a symlink or hard link planted there included) is replaced, never
- * written through, unlike writeTextFile, which keeps a user's link a link.
- */
-export async function replaceCacheFile(path: string, text: string): Promise<void> {
-  await removeStaleTemps(path);
-  const temp = tempPathFor(path);
-  try {
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW;
-    const handle = await open(temp, flags, 0o644);
-    try {
-      await handle.writeFile(text);
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
   }
 }
