@@ -31,7 +31,7 @@ describe('self-edits that would make the graph too large', () => {
     const graph = agentRunning(
       `var result = 'kept';
        for (let i = 0; i < 20; i++) {
-         try { self.updateNode('report', { notes: 'x'.repeat(10_000_000) }); }
+         try { self.updateNode('report', { notes: 'x'.repeat(1_000_000) }); }
          catch (error) { result = error.message; }
        }`,
     );
