@@ -98,7 +98,7 @@ export class GoalLoop {
   #elapsedBefore = 0;
   /** Set by `interrupt()`: the next command is asked for, whatever the countdown said. */
   #askNext = false;
-  /** The step whose command was last shown (a resumed run shows its pending command again). */
+  /** The step whose command was last checked and shown (a resumed run's pending command is, once). */
   #shownStep: number | undefined;
 
   constructor(options: GoalLoopOptions) {
@@ -278,16 +278,16 @@ export class GoalLoop {
         message: `${pending.command.name} is not available in this run any more (it was resumed without what it needs). Choose another command.`,
       });
     }
-    // A resumed run's pending command comes from a file: its arguments are checked again, and shown
-    // before anything is asked or run, so the user sees what is at stake.
-    const checked = checkArgs(command, pending.command.args);
-    if (!checked.ok)
-      return this.#settle(pending, {
-        kind: 'refused',
-        message: `${command.name} was not run: ${checked.problem}`,
-      });
-    pending.command.args = checked.args;
+    // A pending command this process did not see answered comes from a run file: its arguments are
+    // checked again, and shown before anything is asked or run, so the user sees what is at stake.
     if (this.#shownStep !== pending.step) {
+      const checked = checkArgs(command, pending.command.args);
+      if (!checked.ok)
+        return this.#settle(pending, {
+          kind: 'refused',
+          message: `${command.name} was not run: ${checked.problem}`,
+        });
+      pending.command.args = checked.args;
       this.#shownStep = pending.step;
       this.#options.events.emit({ type: 'goal.command', step: pending.step, ...pending.command });
     }

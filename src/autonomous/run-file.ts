@@ -142,11 +142,11 @@ export async function workspaceFolder(workspace: string): Promise<string> {
 }
 
 /**
- * A new run file's path, `WORKSPACE/.meta-agent/runs/PART-…-ID.run.json`, its folder made. A workspace
- * that is not a folder is a UserError (exit 2).
+ * A new run file's path, `WORKSPACE/.meta-agent/runs/PART-…-ID.run.json`, its folder made; `workspace`
+ * is one workspaceFolder gave.
  */
 export async function newRunFile(workspace: string, parts: string[], id: string): Promise<string> {
-  const folder = runsFolder(await workspaceFolder(workspace));
+  const folder = runsFolder(workspace);
   try {
     await mkdir(folder, { recursive: true });
   } catch (error) {

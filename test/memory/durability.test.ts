@@ -7,18 +7,11 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_FILE, MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
+import { TS_CHILD_ARGS } from '../support/ts-child.js';
 
 const run = promisify(execFile);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const nodeArgs = [
-  '--no-node-snapshot',
-  // Parameter properties (src/llm) need more than type stripping.
-  '--experimental-transform-types',
-  '--no-warnings',
-  '--import',
-  here('../engine/ts-register.mjs'),
-  here('./writer-child.ts'),
-];
+const nodeArgs = [...TS_CHILD_ARGS, here('./writer-child.ts')];
 
 async function namespace(): Promise<string> {
   return join(await mkdtemp(join(tmpdir(), 'memory-')), 'ns');

@@ -56,6 +56,14 @@ async function runAt(
   return { state, file: join(root, '.meta-agent', 'runs', `agent-${state.id}.run.json`) };
 }
 
+/** Marks the run's pending command approved, as a user's answer (or `--yes`) leaves it. */
+function approvedBy(by: 'user' | 'yes') {
+  return (run: RunState) => {
+    run.pending!.phase = 'approved';
+    run.pending!.by = by;
+  };
+}
+
 function thoughts() {
   return { text: 't', reasoning: '', plan: '', criticism: '', speak: '' };
 }
@@ -90,10 +98,11 @@ describe('consent from files in a workspace', () => {
   it('an approval written into a run file is asked for again, and the line names the file', async () => {
     server = await startReplayServer([complete], 'json');
     const root = await workspace();
-    const { state, file } = await runAt(root, { name: 'delete_file', args: { file: 'keep.txt' } }, (run) => {
-      run.pending!.phase = 'approved';
-      run.pending!.by = 'user';
-    });
+    const { state, file } = await runAt(
+      root,
+      { name: 'delete_file', args: { file: 'keep.txt' } },
+      approvedBy('user'),
+    );
     await plant(file, state);
     const result = await resume(file);
     expect(await readFile(join(root, 'keep.txt'), 'utf8')).toBe('precious');
@@ -125,10 +134,7 @@ describe('consent from files in a workspace', () => {
     const { state, file } = await runAt(
       root,
       { name: 'write_to_file', args: { file: 'new.txt', text: 'x' } },
-      (run) => {
-        run.pending!.phase = 'approved';
-        run.pending!.by = 'user';
-      },
+      approvedBy('user'),
     );
     await saveRun(file, state);
     const result = await resume(file);
@@ -143,10 +149,7 @@ describe('consent from files in a workspace', () => {
     const { state, file } = await runAt(
       root,
       { name: 'write_to_file', args: { file: 'new.txt', text: 'x' } },
-      (run) => {
-        run.pending!.phase = 'approved';
-        run.pending!.by = 'user';
-      },
+      approvedBy('user'),
     );
     await saveRun(file, state);
     const sealed = JSON.parse(await readFile(file, 'utf8')) as RunState;
@@ -184,10 +187,7 @@ describe('consent from files in a workspace', () => {
     const { state, file } = await runAt(
       root,
       { name: 'write_to_file', args: { file: 12345, text: 'x' } },
-      (run) => {
-        run.pending!.phase = 'approved';
-        run.pending!.by = 'yes';
-      },
+      approvedBy('yes'),
     );
     await saveRun(file, state);
     const result = await resume(file, ['--yes']);

@@ -13,16 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
+import { TS_CHILD_ARGS } from '../support/ts-child.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const nodeArgs = [
-  '--no-node-snapshot',
-  '--experimental-transform-types',
-  '--no-warnings',
-  '--import',
-  here('../engine/ts-register.mjs'),
-  here('../memory/store-child.ts'),
-];
+const nodeArgs = [...TS_CHILD_ARGS, here('../memory/store-child.ts')];
 
 const WRITERS = 3;
 const READERS = 2;

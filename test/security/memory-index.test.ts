@@ -16,16 +16,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { manifestSchema } from '../../memory/manifest.js';
 import { MANIFEST_FILE, MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
+import { TS_CHILD_ARGS } from '../support/ts-child.js';
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const nodeArgs = [
-  '--no-node-snapshot',
-  '--experimental-transform-types',
-  '--no-warnings',
-  '--import',
-  here('../engine/ts-register.mjs'),
-  here('../memory/store-child.ts'),
-];
+const nodeArgs = [...TS_CHILD_ARGS, here('../memory/store-child.ts')];
 
 const COUNT = 300;
 const text = (i: number) => `memory ${i} token${i}x about subject ${i % 7}`;

@@ -6,10 +6,8 @@
  * the test instead of holding the test run for minutes.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+import { TS_CHILD_ARGS } from '../support/ts-child.js';
 
 /** Well above what linear counting takes on a slow, busy machine; far below the quadratic minutes. */
 const KILL_AFTER_MS = 90_000;
@@ -25,16 +23,7 @@ interface Finished {
 
 /** Runs `script` (an ES module) with TypeScript sources importable, killed after KILL_AFTER_MS. */
 function runCounting(script: string): Promise<Finished> {
-  const args = [
-    '--no-node-snapshot',
-    '--experimental-transform-types',
-    '--no-warnings',
-    '--import',
-    here('../engine/ts-register.mjs'),
-    '--input-type=module',
-    '--eval',
-    script,
-  ];
+  const args = [...TS_CHILD_ARGS, '--input-type=module', '--eval', script];
   return new Promise((resolve, reject) => {
     const running = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
