@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { StateFile } from '../src/cli/state-file.js';
+import { StateFile } from '../src/store/conversation-journal.js';
 import { Interpreter, type ConversationState } from '../src/engine/index.js';
 import { graphFileSchema } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';

@@ -12,6 +12,9 @@
  *
  * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js design` (or dist/bench/design.bench.js)
  */
+import { agentOpener } from '../src/agent/open.js';
+import { inMemoryStore } from '../src/store/in-memory.js';
+import { EventBus } from '../src/events.js';
 import { fork, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -160,6 +163,7 @@ async function design(c: Case, url: string, outDir: string) {
     name: `bench_${c.nodes}_${c.place}`,
     outDir,
     models,
+    open: agentOpener({ models, events: new EventBus(), store: inMemoryStore(), folder: outDir }),
     limits: { concurrency: c.concurrency },
     signal: AbortSignal.timeout(STALL_MS),
   });

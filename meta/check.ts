@@ -4,7 +4,8 @@
  * node's user instruction for a sampled transition; when the classifier takes another transition, that
  * node's question or choices do not tell the replies apart, which is what the repair is asked to fix.
  */
-import { Interpreter } from '../src/engine/interpreter.js';
+import type { AgentOpener } from '../src/engine/agent-opener.js';
+import { EventBus } from '../src/events.js';
 import { seededRandom, simulateConversations, type SimulationReport } from '../src/engine/simulate.js';
 import { isChatAction } from '../src/graph/parse.js';
 import type { GraphFile, NodeSpec } from '../src/graph/schema.js';
@@ -32,10 +33,14 @@ export interface CheckResult {
 /** Runs `conversations` simulated conversations of up to `turns` user replies each. */
 export async function checkGraph(
   file: GraphFile,
-  options: { models: ModelSet; conversations: number; turns: number; seed: number },
+  options: { models: ModelSet; open: AgentOpener; conversations: number; turns: number; seed: number },
 ): Promise<CheckResult> {
   // A bus of its own: the designed graph's node events must not reach listeners of the designer's run.
-  const interpreter = await Interpreter.create({ graph: new StaticGraph(file), models: options.models });
+  const interpreter = await options.open({
+    graph: new StaticGraph(file),
+    models: options.models,
+    events: new EventBus(),
+  });
   try {
     const report = await simulateConversations(interpreter, {
       count: options.conversations,

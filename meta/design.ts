@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { Interpreter } from '../src/engine/interpreter.js';
+import type { AgentOpener } from '../src/engine/agent-opener.js';
+import type { Interpreter } from '../src/engine/interpreter.js';
 import { isUserError, UserError } from '../src/errors.js';
 import { EventBus } from '../src/events.js';
 import { Interrupted, untilAborted } from '../src/interrupt.js';
@@ -36,6 +37,8 @@ export interface DesignRequest {
   name: string;
   outDir: string;
   models: ModelSet;
+  /** Opens the designer, and the designed agent under `--check` (src/agent's opener). */
+  open: AgentOpener;
   /** Receives design.stage, node, model and variable events. */
   events?: EventBus;
   limits?: Partial<DesignLimits>;
@@ -163,7 +166,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
   };
 
   const designAndCheck = async (): Promise<DesignOutcome> => {
-    interpreter = await Interpreter.create({
+    interpreter = await request.open({
       graph: designer,
       models,
       events,
@@ -219,6 +222,7 @@ async function checkDesign(
   stages.begin('check');
   const checked = await checkGraph(designed, {
     models,
+    open: request.open,
     conversations: request.check!,
     turns: CHECK_TURNS,
     seed: CHECK_SEED,

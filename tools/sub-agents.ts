@@ -1,26 +1,24 @@
 /**
- * The sub-agents of a goal-loop run: autograms our Interpreter runs, each from a graph file in the
- * workspace or from a graph the designer (meta/design.ts) makes for the task on the spot. A sub-agent
- * keeps its conversation between messages; the whole set serializes (`snapshot`) so a resumed run can
- * message the same agents again. Graph files are read and designed graphs written through the
- * workspace, so its jail applies to every path the model names.
+ * The sub-agents of a goal-loop run: autograms opened as every agent is (src/agent lends the opener),
+ * each from a graph file in the workspace or from a graph the designer makes for the task on the spot.
+ * A sub-agent keeps its conversation between messages; the whole set serializes (`snapshot`) so a
+ * resumed run can message the same agents again. Graph files are read and designed graphs written
+ * through the workspace, so its jail applies to every path the model names.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { designAgent } from '../meta/design.js';
-import { Interpreter } from '../src/engine/interpreter.js';
+import type { AgentOpener } from '../src/engine/agent-opener.js';
+import type { Interpreter } from '../src/engine/interpreter.js';
 import { conversationGraph } from '../src/engine/self-mode.js';
 import { parseState, saveState, type ConversationState } from '../src/engine/state.js';
-import type { EventBus } from '../src/events.js';
 import { schemaRefFor } from '../src/graph/json-schema.js';
 import { lintGraph } from '../src/graph/lint.js';
 import { graphFormatOf, graphNameFromPath, parseGraphJson, parseGraphObject } from '../src/graph/load.js';
 import type { GraphFile } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';
 import { untilAborted } from '../src/interrupt.js';
-import type { ModelSet } from '../src/llm/types.js';
 import type { SubAgentInfo, SubAgents, WorkspaceFiles } from './command.js';
 
 /**
@@ -46,14 +44,23 @@ export interface SubAgentsSnapshot {
   agents: Array<SubAgentInfo & { file: GraphFile; state: ConversationState }>;
 }
 
+/** Designs a graph for a task (meta/design.ts, lent by the opener): the graph, or why it failed. */
+export type AgentDesigner = (request: {
+  description: string;
+  name: string;
+  outDir: string;
+  signal: AbortSignal;
+}) => Promise<{ ok: true; graph: GraphFile } | { ok: false; stage: string; reason: string; hint?: string }>;
+
+/** How the sub-agents of a run in the workspace at the given folder are opened and designed. */
+export type SubAgentsLent = (workspace: string) => { open: AgentOpener; design?: AgentDesigner };
+
 export interface AutogramAgentsOptions {
   workspace: WorkspaceFiles;
-  /** The run's models (metered by the goal loop): sub-agents and the designer use them. */
-  models: ModelSet;
-  /** Receives the sub-agents' and the designer's events, their model calls among them. */
-  events?: EventBus;
-  /** Whether an agent may be designed when no graph file is named; default true. */
-  design?: boolean;
+  /** Opens each sub-agent as every agent of the run is opened, on its models and events. */
+  open: AgentOpener;
+  /** Designs an agent when no graph file is named; without it a graph file must be named. */
+  design?: AgentDesigner;
 }
 
 interface Agent extends SubAgentInfo {
@@ -85,17 +92,15 @@ const snapshotSchema = z.object({
 /** The sub-agents of one run. Dispose it when the run ends. */
 export class AutogramAgents implements SubAgents {
   readonly #workspace: WorkspaceFiles;
-  readonly #models: ModelSet;
-  readonly #events: EventBus | undefined;
-  readonly #mayDesign: boolean;
+  readonly #open: AgentOpener;
+  readonly #designer: AgentDesigner | undefined;
   readonly #agents = new Map<string, Agent>();
   #counter = 0;
 
   constructor(options: AutogramAgentsOptions) {
     this.#workspace = options.workspace;
-    this.#models = options.models;
-    this.#events = options.events;
-    this.#mayDesign = options.design ?? true;
+    this.#open = options.open;
+    this.#designer = options.design;
   }
 
   /** The agents of `snapshot` (what `snapshot()` returned, read back from JSON), ready for messages. */
@@ -258,11 +263,7 @@ export class AutogramAgents implements SubAgents {
 
   /** An interpreter on `file`, or on the graph a self-editing agent saved in its state. */
   #interpreter(file: GraphFile, state?: ConversationState): Promise<Interpreter> {
-    return Interpreter.create({
-      graph: conversationGraph(file, state),
-      models: this.#models,
-      ...(this.#events ? { events: this.#events } : {}),
-    });
+    return this.#open({ graph: conversationGraph(file, state) });
   }
 
   /** The agent's next reply, as the model is shown it; the agent's state moves on unless interrupted. */
@@ -288,7 +289,7 @@ export class AutogramAgents implements SubAgents {
     task: string,
     signal: AbortSignal,
   ): Promise<{ graph: string; file: GraphFile }> {
-    if (!this.#mayDesign)
+    if (!this.#designer)
       throw new Error(
         'no graph file was named (task or name must be a path ending in .autogram.json, .json or .csv), and this run may not design new agents',
       );
@@ -298,14 +299,7 @@ export class AutogramAgents implements SubAgents {
     // The designer writes its files and views into a folder; only the graph goes into the workspace.
     const outDir = await mkdtemp(join(tmpdir(), 'meta-agent-sub-agent-'));
     try {
-      const outcome = await designAgent({
-        description: task,
-        name: graphName,
-        outDir,
-        models: this.#models,
-        signal,
-        ...(this.#events ? { events: this.#events } : {}),
-      });
+      const outcome = await this.#designer({ description: task, name: graphName, outDir, signal });
       signal.throwIfAborted();
       if (!outcome.ok)
         throw new Error(

@@ -18,6 +18,8 @@ import type { EventBus, GoalEndReason } from '../events.js';
 import { MAX_GOALS } from '../graph/parse.js';
 import type { ModelSet } from '../llm/types.js';
 import type { LongTermMemory } from '../../tools/command.js';
+import type { SubAgentsLent } from '../../tools/sub-agents.js';
+import type { GoalRunStore } from './goal-run-store.js';
 import type { GoalResources } from './resources.js';
 
 /** Steps a nested run may take unless `--goal-max-steps` says otherwise. */
@@ -30,6 +32,10 @@ export interface NestedRunOptions {
   models: ModelSet;
   /** The interpreter's event bus: the runs' `goal.*` events reach the same consumers. */
   events: EventBus;
+  /** Where the runs are saved after every phase of a step. */
+  store: GoalRunStore;
+  /** How the runs open their sub-agents; none: they offer no sub-agent commands. */
+  subAgents?: SubAgentsLent;
   /** The workspace folder (default ./workspace), created when missing. */
   workspace?: string;
   /** Commands that run without asking (`--allow`). */
@@ -38,8 +44,8 @@ export interface NestedRunOptions {
   yes?: boolean;
   /** The most steps a run takes (`--goal-max-steps`, default DEFAULT_GOAL_MAX_STEPS). */
   maxSteps?: number;
-  /** Told where each run is saved, as it starts. */
-  onRunFile?: (path: string, node: string) => void;
+  /** Told where each run is saved (its key in the store), as it starts. */
+  onRunFile?: (key: string, node: string) => void;
   /** Told what is wrong with the workspace's allow rules file (it is then ignored). */
   onWarning?: (message: string) => void;
   /** The graph's long-term memory (config.memory), opened on first use: runs remember and recall in it. */
@@ -83,16 +89,15 @@ export async function goalLoopHost(options: NestedRunOptions): Promise<HostNames
 
 async function runNested(options: NestedRunOptions, request: unknown): Promise<NestedRunResult> {
   const { goals, node = 'code', maxSteps } = parseRequest(request);
-  const [{ GoalLoop }, { newRunState }, { newRunFile, saveRun, workspaceFolder }, { allowedCommands }] =
-    await Promise.all([
-      import('./goal-loop.js'),
-      import('./run-state.js'),
-      import('./run-file.js'),
-      import('./allow-rules.js'),
-    ]);
+  const [{ GoalLoop }, { newRunState }, { workspaceFolder }, { allowedCommands }] = await Promise.all([
+    import('./goal-loop.js'),
+    import('./run-state.js'),
+    import('./run-file.js'),
+    import('./allow-rules.js'),
+  ]);
   const cap = options.maxSteps ?? DEFAULT_GOAL_MAX_STEPS;
   const workspace = await workspaceFolder(resolve(options.workspace ?? 'workspace'));
-  const { graph, models, events } = options;
+  const { graph, models, events, store } = options;
   const state = newRunState({
     name: graph.config.agentName.trim() || 'Agent',
     role: `an AI that completes goals for the agent graph ${graph.name} (node ${node})`,
@@ -101,16 +106,16 @@ async function runNested(options: NestedRunOptions, request: unknown): Promise<N
     budget: { maxSteps: Math.min(maxSteps ?? cap, cap) },
   });
   const memory = await options.memory?.();
-  const opened = await openResources(workspace, models, events, memory);
+  const opened = await openResources(workspace, options, memory);
   try {
-    const path = await newRunFile(workspace, [graph.name, node], state.id);
+    const key = await store.create(state, [graph.name, node]);
     const allow = await allowedCommands(
       options.allow ?? [],
       opened.workspace.root,
       opened.registry.names(),
       (message) => options.onWarning?.(message),
     );
-    options.onRunFile?.(path, node);
+    options.onRunFile?.(key, node);
     const loop = new GoalLoop({
       state,
       chatbot: models.chatbot,
@@ -119,8 +124,8 @@ async function runNested(options: NestedRunOptions, request: unknown): Promise<N
       resourceLines: opened.lines,
       permissions: { yes: options.yes ?? false, allow },
       save: async (current) => {
-        current.agents = opened.agents.snapshot();
-        await saveRun(path, current);
+        if (opened.agents) current.agents = opened.agents.snapshot();
+        await store.save(key, current);
       },
       events,
     });
@@ -143,13 +148,18 @@ function parseRequest(request: unknown): z.infer<typeof requestSchema> {
 
 async function openResources(
   workspace: string,
-  models: ModelSet,
-  events: EventBus,
+  { models, events, subAgents }: NestedRunOptions,
   memory: LongTermMemory | undefined,
 ): Promise<GoalResources> {
   const { openGoalResources } = await import('./resources.js');
   try {
-    return await openGoalResources({ workspace, models, events, ...(memory && { memory }) });
+    return await openGoalResources({
+      workspace,
+      models,
+      events,
+      ...(memory && { memory }),
+      ...(subAgents && { subAgents }),
+    });
   } catch (error) {
     throw new UserError(
       `cannot open the goal loop's workspace ${workspace}: ${(error as Error).message}`,

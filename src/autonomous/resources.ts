@@ -9,7 +9,7 @@ import type { CommandResources, LongTermMemory } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
 import type { CommandRegistry } from '../../tools/registry.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
-import { AutogramAgents } from '../../tools/sub-agents.js';
+import { AutogramAgents, type SubAgentsLent } from '../../tools/sub-agents.js';
 import { PolicedWeb } from '../../tools/web.js';
 import { Workspace } from '../../tools/workspace.js';
 import { userConfigDir } from './consent.js';
@@ -24,6 +24,8 @@ export interface ResourceOptions {
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
   memory?: LongTermMemory;
+  /** How sub-agents are opened and designed (src/agent lends it); none: the run offers no sub-agents. */
+  subAgents?: SubAgentsLent;
   /** A saved sub-agents snapshot to bring back (a resumed run's). */
   agents?: unknown;
 }
@@ -31,7 +33,7 @@ export interface ResourceOptions {
 /** A run's resources and the commands they make possible. Dispose when the run is over. */
 export interface GoalResources {
   workspace: Workspace;
-  agents: AutogramAgents;
+  agents?: AutogramAgents;
   resources: Partial<CommandResources>;
   registry: CommandRegistry;
   /** The prompt's Resources section. */
@@ -43,17 +45,19 @@ export interface GoalResources {
 export async function openGoalResources(options: ResourceOptions): Promise<GoalResources> {
   // The user's configuration holds their allow rules and consent key: never the agent's to read or write.
   const workspace = await Workspace.open(options.workspace, { offLimits: [userConfigDir()] });
-  const agentOptions = { workspace, models: options.models, events: options.events };
+  const lent = options.subAgents?.(workspace.root);
+  const agentOptions = lent && { workspace, ...lent };
   const agents =
-    options.agents === undefined
+    agentOptions &&
+    (options.agents === undefined
       ? new AutogramAgents(agentOptions)
-      : await AutogramAgents.restore(options.agents, agentOptions);
+      : await AutogramAgents.restore(options.agents, agentOptions));
   const code = await SandboxCodeRunner.create();
   const { chatbot } = options.models;
   const resources: Partial<CommandResources> = {
     workspace,
     code,
-    agents,
+    ...(agents && { agents }),
     ask: async (prompt, purpose, signal) =>
       (await chatbot.complete({ messages: [{ role: 'user', content: prompt }], purpose, signal })).text,
     ...(options.allowWeb?.length && {
@@ -68,17 +72,19 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
     ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),
-    'Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.',
+    ...(agents
+      ? ['Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.']
+      : []),
     ...(resources.memory ? ['Long Term memory management.'] : []),
   ];
   return {
     workspace,
-    agents,
+    ...(agents && { agents }),
     resources,
     registry: commandRegistry().offered(resources),
     lines,
     dispose: () => {
-      agents.dispose();
+      agents?.dispose();
       code.dispose();
     },
   };

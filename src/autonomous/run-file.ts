@@ -17,7 +17,7 @@ import {
   userConfigDir,
   type ConsentKey,
 } from './consent.js';
-import { parseRunState, type RunState } from './run-state.js';
+import { loadedRunState, type RunState } from './run-state.js';
 
 /** Saves `state` to `path`, durably, its consent sealed with the user's key (when there is one). */
 export async function saveRun(path: string, state: RunState): Promise<void> {
@@ -109,9 +109,7 @@ export async function loadRun(path: string): Promise<RunState> {
   } catch (error) {
     throw new InvalidFileError(`${path} is not a run file: ${(error as Error).message}`);
   }
-  const parsed = parseRunState(json);
-  if (!parsed.ok) throw new InvalidFileError(`${path} is not a usable run file: ${parsed.problem}`);
-  return parsed.state;
+  return loadedRunState(json, path);
 }
 
 /** Where a workspace keeps its runs: its reserved folder, out of the agent's reach. */

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { InvalidFileError } from '../errors.js';
 import type { GoalEndReason } from '../events.js';
 import { pathBeyondDepth } from '../graph/json-depth.js';
 
@@ -198,6 +199,13 @@ export function parseRunState(
   const issue = parsed.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'top level';
   return { ok: false, problem: `${where}: ${issue?.message ?? 'unexpected shape'}` };
+}
+
+/** The run saved as `value` under `source` (a run file's path); anything else is an InvalidFileError. */
+export function loadedRunState(value: unknown, source: string): RunState {
+  const parsed = parseRunState(value);
+  if (!parsed.ok) throw new InvalidFileError(`${source} is not a usable run file: ${parsed.problem}`);
+  return parsed.state;
 }
 
 /** Tokens spent so far, prompt and completion together. */

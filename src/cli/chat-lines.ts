@@ -4,7 +4,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { EventBus } from '../events.js';
-import type { ChatSession } from './chat-session.js';
+import type { Conversation } from '../engine/conversation.js';
 
 /**
  * Runs the conversation over `input` until a quit transition (or the agent's last words) or the end of
@@ -13,7 +13,7 @@ import type { ChatSession } from './chat-session.js';
  * first. Blank lines are skipped: they are a stray Enter, not a reply. `say` gets every agent reply.
  */
 export async function chatInLines(
-  session: ChatSession,
+  session: Conversation,
   input: NodeJS.ReadableStream,
   say: (reply: string) => void,
 ): Promise<void> {

@@ -1,17 +1,14 @@
 /**
  * What `chat`, `call` and `simulate` share before they run a graph: open and lint the file with the
- * command-line config overrides, choose the graph the run edits or reads (self-referential mode, a
- * resumed conversation), resolve the models (metered, so every call is an event) and create the
- * interpreter on one event bus, lending it the goal loop (`goals`, which `goal_loop` nodes run) and
- * flows (`flows`, which `flow` nodes run).
+ * command-line config overrides, load a conversation to resume from the store, choose the graph the run
+ * edits or reads (self-referential mode, a resumed conversation), resolve the models (metered, so every
+ * call is an event) and open the agent with src/agent's opener, on one event bus.
  */
-import { goalLoopHost } from '../autonomous/nested-run.js';
 import { dirname, resolve } from 'node:path';
-import { flowHost } from '../flow/nested.js';
-import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
-import { Interpreter } from '../engine/interpreter.js';
+import { agentOpener } from '../agent/open.js';
 import { conversationGraph } from '../engine/self-mode.js';
-import type { ConversationState } from '../engine/state.js';
+import { stateMismatch, type ConversationState } from '../engine/state.js';
+import type { Interpreter } from '../engine/interpreter.js';
 import { UserError, isUserError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { closestName } from '../graph/names.js';
@@ -19,10 +16,12 @@ import type { GraphConfig, GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
+import { startOver } from '../store/conversation-journal.js';
+import { fileStore } from '../store/files.js';
+import type { Store } from '../store/store.js';
 import { openGraph } from './load-graph.js';
 import { hasModelFlags, modelsForFile, type NotReady } from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
-import { checkStateFits, loadStateFile } from './state-file.js';
 import { writeErr } from './terminal.js';
 
 /** Config fields a command line may override for one run (the file is not changed). */
@@ -34,8 +33,8 @@ export interface RunSetup {
   /** Lend code nodes the `self` API; default: the graph's `config.selfReferential`. */
   selfReferential?: boolean;
   /**
-   * A state file to resume when it exists (see state-file.ts). When the agent had edited its graph,
-   * the graph saved there is the one run.
+   * A state file to resume when it exists (see store/conversation-journal.ts). When the agent had
+   * edited its graph, the graph saved there is the one run.
    */
   statePath?: string;
   /** What `goal_loop` nodes may do (--workspace, --allow, --yes, --goal-max-steps); default: nothing unasked. */
@@ -58,6 +57,8 @@ export interface OpenedAgent {
   /** Every event of the run: interpreter steps, graph edits and metered model calls. */
   bus: EventBus;
   meter: UsageMeter;
+  /** Where the conversation is saved, and nested goal runs are. */
+  store: Store;
   /** The conversation read from `statePath`; undefined when there was none to resume. */
   saved?: ConversationState;
 }
@@ -73,7 +74,8 @@ export async function openAgent(
 ): Promise<OpenedAgent> {
   const file = withOverrides((await openGraph(path)).file, setup.overrides ?? {});
   const { statePath } = setup;
-  const saved = statePath === undefined ? undefined : await loadStateFile(statePath);
+  const store = fileStore();
+  const saved = statePath === undefined ? undefined : await store.conversations.load(statePath);
   // A conversation whose agent edited its graph stays in the mode, so its edits keep being saved.
   const selfReferential = setup.selfReferential || saved?.graph !== undefined;
   const graph = conversationGraph(file, saved, {
@@ -87,58 +89,38 @@ export async function openAgent(
   const models = meter.meter(await resolveModels(options, file, notReady));
   if (models.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
-  const memory = file.config.memory && (await memoryOf(file, models, setup.goalLoop?.workspace));
-  const interpreter = await Interpreter.create({
-    graph,
+  const open = agentOpener({
     models,
     events: bus,
-    host: {
-      [GOALS_NAMESPACE]: await goalLoopHost({
-        ...goalLoopOptions(graph, models, bus, setup.goalLoop ?? {}),
-        ...(memory && { memory: memory.open }),
-      }),
-      ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
-      [FLOWS_NAMESPACE]: flowHost({ folder: dirname(resolve(path)), model: models.chatbot, events: bus }),
-    },
-    ...(selfReferential ? { selfReferential } : {}),
+    store,
+    goalLoop: goalLoopPermissions(setup.goalLoop ?? {}),
+    folder: dirname(resolve(path)),
+    onRunFile: (key, node) => writeErr(`[goal_loop] ${node}: the run is saved to ${key} after every step\n`),
+    onWarning: (message) => writeErr(`warning: ${message}\n`),
+    onNote: (message) => writeErr(`note: ${message}\n`),
   });
+  const interpreter: Interpreter = await open({ graph, ...(selfReferential ? { selfReferential } : {}) });
   // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
-  return { file, graph: interpreter.graph, interpreter, bus, meter, ...(saved ? { saved } : {}) };
+  return { file, graph: interpreter.graph, interpreter, bus, meter, store, ...(saved ? { saved } : {}) };
 }
 
 /**
- * The long-term memory of a graph whose config asks for it, in the goal loop's workspace: one store,
- * opened on first use, for its code nodes and its goal_loop nodes alike. Loaded only for such graphs.
+ * Refuses a state that cannot go on with the graph of `file` (see stateMismatch): `graph` is what the
+ * conversation runs on, which for a self-edited one was restored from the state itself, so the file's
+ * name is what the state must match.
  */
-async function memoryOf(file: GraphFile, models: ModelSet, workspace = 'workspace') {
-  const [{ memoryHost, openMemory }, { agentNamespace }] = await Promise.all([
-    import('../autonomous/memory.js'),
-    import('../../memory/namespaces.js'),
-  ]);
-  let store: ReturnType<typeof openMemory> | undefined;
-  const open = () =>
-    (store ??= openMemory({
-      workspace: resolve(workspace),
-      namespace: file.config.memory?.namespace ?? agentNamespace(file.name),
-      embedder: models.embedder,
-      onNotice: (message) => writeErr(`note: ${message}\n`),
-    }));
-  return { open, host: memoryHost(open) };
+function checkStateFits(state: ConversationState, file: GraphFile, graph: GraphView, path: string): void {
+  const problem = stateMismatch(state, { name: file.name, get: (name) => graph.get(name) });
+  if (problem !== undefined) throw new UserError(`${path} ${problem}`, 2, startOver(path));
 }
 
-/** The goal loop lent to the graph: the user's permissions and budget, the run's models and events. */
-function goalLoopOptions(graph: GraphView, models: ModelSet, events: EventBus, given: GoalLoopOptionValues) {
+/** What goal_loop nodes may do, from the user's flags. */
+function goalLoopPermissions(given: GoalLoopOptionValues) {
   return {
-    graph,
-    models,
-    events,
     ...(given.workspace !== undefined && { workspace: given.workspace }),
     ...(given.allow && { allow: given.allow }),
     ...(given.yes && { yes: true }),
     ...(given.goalMaxSteps !== undefined && { maxSteps: given.goalMaxSteps }),
-    onRunFile: (path: string, node: string) =>
-      writeErr(`[goal_loop] ${node}: the run is saved to ${path} after every step\n`),
-    onWarning: (message: string) => writeErr(`warning: ${message}\n`),
   };
 }
 

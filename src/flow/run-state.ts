@@ -122,17 +122,21 @@ export async function loadFlowRun(path: string, flow: FlowFile): Promise<FlowRun
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new UserError(`${path}: cannot read: ${(error as Error).message}`, 2);
   }
-  const json = parseJsonText(text, path);
-  checkJsonDepth(json, path, MAX_RUN_DEPTH);
+  return parseFlowRun(parseJsonText(text, path), flow, path);
+}
+
+/** The run of `flow` saved as `json` under `source`; anything else is an InvalidFileError naming it. */
+export function parseFlowRun(json: unknown, flow: FlowFile, source: string): FlowRunState {
+  checkJsonDepth(json, source, MAX_RUN_DEPTH);
   const parsed = flowRunStateSchema.safeParse(json);
   if (!parsed.success)
     throw new InvalidFileError(
-      `${path}: not a saved flow run: ${summarizeIssues(parsed.error, json)}`,
+      `${source}: not a saved flow run: ${summarizeIssues(parsed.error, json)}`,
       'pass another --state file, or delete this one to start a new run',
     );
   if (parsed.data.flow !== flow.name)
     throw new InvalidFileError(
-      `${path}: holds a run of the flow "${parsed.data.flow}", not "${flow.name}"`,
+      `${source}: holds a run of the flow "${parsed.data.flow}", not "${flow.name}"`,
       'each flow keeps its own state file',
     );
   return parsed.data;

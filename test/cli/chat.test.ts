@@ -8,7 +8,7 @@ import {
   type ChatRequestBody,
   type OpenAIServer,
 } from '../support/openai-server.js';
-import { loadStateFile } from '../../src/cli/state-file.js';
+import { loadStateFile } from '../../src/store/conversation-journal.js';
 import type { ConversationState } from '../../src/engine/state.js';
 import { runCli } from '../support/run-cli.js';
 

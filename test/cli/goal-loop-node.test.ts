@@ -4,6 +4,8 @@
  * gives, and the graph gets the run's result. The model is the scripted provider replaying the seed's
  * JSON answers: write_to_file, then task_complete.
  */
+import { fileStore } from '../../src/store/files.js';
+import { inMemoryStore } from '../../src/store/in-memory.js';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -160,7 +162,15 @@ describe('the goal loop lent to code nodes (goalLoopHost)', () => {
     );
     const models = scriptedModels(script);
     const events = new EventBus();
-    const goals = await goalLoopHost({ graph, models, events, workspace: root, yes: true, maxSteps: cap });
+    const goals = await goalLoopHost({
+      graph,
+      models,
+      events,
+      store: fileStore().goalRuns,
+      workspace: root,
+      yes: true,
+      maxSteps: cap,
+    });
     const agent = await Interpreter.create({ graph, models, events, host: { goals } });
     try {
       const { state } = await agent.reply(undefined);
@@ -185,7 +195,12 @@ describe('the goal loop lent to code nodes (goalLoopHost)', () => {
 
   it('refuses what is not a request of goals, before any run starts', async () => {
     const graph = { name: 'g', config: { agentName: 'Agent' } };
-    const goals = await goalLoopHost({ graph, models: noModels, events: new EventBus() });
+    const goals = await goalLoopHost({
+      graph,
+      models: noModels,
+      events: new EventBus(),
+      store: inMemoryStore().goalRuns,
+    });
     const run = goals.functions.run!;
     await expect(run({ goals: [] })).rejects.toThrow(/^goals\.run: goals: /);
     await expect(run({ goals: ['a', 'b', 'c', 'd', 'e', 'f'] })).rejects.toThrow(/^goals\.run: goals: /);

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadStateFile } from '../../src/cli/state-file.js';
+import { loadStateFile } from '../../src/store/conversation-journal.js';
 import type { AgentEvent } from '../../src/events.js';
 import { runCli } from '../support/run-cli.js';
 

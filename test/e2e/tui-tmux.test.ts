@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadStateFile } from '../../src/cli/state-file.js';
+import { loadStateFile } from '../../src/store/conversation-journal.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { splitColumns } from '../../src/tui/layout-size.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';

@@ -1,3 +1,5 @@
+import { agentOpener } from '../../src/agent/open.js';
+import { inMemoryStore } from '../../src/store/in-memory.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -56,6 +58,7 @@ async function design(
     name: 'tutor',
     outDir: dir,
     models,
+    open: agentOpener({ models, events: bus, store: inMemoryStore(), folder: dir }),
     events: bus,
     ...request,
   });

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadStateFile } from '../../src/cli/state-file.js';
+import { loadStateFile } from '../../src/store/conversation-journal.js';
 import { loadState, saveState } from '../../src/engine/state.js';
 import { converse, fileOf, graphOf, noScript } from '../support/agents.js';
 import { runCli } from '../support/run-cli.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadStateFile } from '../../src/cli/state-file.js';
+import { loadStateFile } from '../../src/store/conversation-journal.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';

@@ -1,3 +1,4 @@
+import { subAgentOptions } from '../support/opener.js';
 import { existsSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -62,7 +63,7 @@ beforeEach(async () => {
   for (const graph of ['pirate.autogram.json', 'goodbye.autogram.json', 'math.autogram.json'])
     await copyFile(fixture(graph), join(workspace.root, graph));
   models = await createScriptedModels(fixture('pirate.script.json'));
-  agents = new AutogramAgents({ workspace, models });
+  agents = new AutogramAgents(subAgentOptions(workspace, models));
 });
 
 afterEach(async () => {
@@ -169,7 +170,7 @@ describe('sub-agents', () => {
     const saved: unknown = JSON.parse(JSON.stringify(agents.snapshot()));
     agents.dispose();
 
-    agents = await AutogramAgents.restore(saved, { workspace, models });
+    agents = await AutogramAgents.restore(saved, subAgentOptions(workspace, models));
     expect(agents.list().map((a) => a.key)).toEqual(['agent-1']);
     // The script answers this only when the earlier message is in the prompt.
     expect(await agents.message('agent-1', 'This is my second message.', signal)).toBe(
@@ -180,7 +181,7 @@ describe('sub-agents', () => {
   });
 
   it('refuses a snapshot that is not one', async () => {
-    await expect(AutogramAgents.restore({ format: 'x' }, { workspace, models })).rejects.toThrow(
+    await expect(AutogramAgents.restore({ format: 'x' }, subAgentOptions(workspace, models))).rejects.toThrow(
       'not a sub-agents snapshot',
     );
   });
@@ -190,7 +191,7 @@ describe('sub-agents', () => {
     const events: AgentEvent[] = [];
     bus.on((event) => events.push(event));
     const designer = await createScriptedModels(await designerScript());
-    agents = new AutogramAgents({ workspace, models: designer, events: bus });
+    agents = new AutogramAgents(subAgentOptions(workspace, designer, bus));
 
     const started = await agents.start('Quiz Master', 'a quiz bot', 'Yes, quiz me!', signal);
     expect(started.key).toBe('agent-1');
@@ -211,7 +212,7 @@ describe('sub-agents', () => {
   });
 
   it('refuses to design when the run may not', async () => {
-    agents = new AutogramAgents({ workspace, models, design: false });
+    agents = new AutogramAgents({ workspace, open: subAgentOptions(workspace, models).open });
     await expect(agents.start('helper', 'a helpful bot', 'Hi', signal)).rejects.toThrow(
       'this run may not design new agents',
     );

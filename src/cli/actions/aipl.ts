@@ -16,7 +16,7 @@ import { graphConfigSchema } from '../../graph/schema.js';
 import type { ChatMessage, CompletionRequest, LanguageModel, ModelSet } from '../../llm/types.js';
 import { STATE_NAME, type AiplCheckOptions, type AiplRenderOptions } from '../commands/aipl.js';
 import { hasModelFlags, modelsFromOptions } from '../model-options.js';
-import { isStateText, replay } from '../state-file.js';
+import { isStateText, replay } from '../../store/conversation-journal.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { plural } from '../words.js';
 

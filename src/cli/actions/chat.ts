@@ -2,7 +2,7 @@
 import { UserError } from '../../errors.js';
 import { VersionedGraph } from '../../graph/versioned.js';
 import { chatInLines, printEvents } from '../chat-lines.js';
-import { ChatSession } from '../chat-session.js';
+import { Conversation } from '../../engine/conversation.js';
 import { printCodeLogs } from '../code-logs.js';
 import type { ChatOptions } from '../commands/chat.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
@@ -32,7 +32,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
 }
 
 /** The session, resumed from --state when that file exists. */
-function openSession(agent: OpenedAgent, options: ChatOptions): ChatSession {
+function openSession(agent: OpenedAgent, options: ChatOptions): Conversation {
   const saved = agent.saved;
   if (saved?.ended)
     throw new UserError(
@@ -42,7 +42,9 @@ function openSession(agent: OpenedAgent, options: ChatOptions): ChatSession {
     );
   if (saved && saved.current !== undefined && options.start !== undefined)
     writeErr(`warning: --start is ignored: the conversation in ${options.state} is under way\n`);
-  return new ChatSession(agent.interpreter, saved, options.state);
+  const keptAt =
+    options.state === undefined ? undefined : { store: agent.store.conversations, key: options.state };
+  return new Conversation(agent.interpreter, saved, keptAt);
 }
 
 /** The terminal UI is the front end only when both ends are a terminal and nothing asked for lines. */
@@ -50,7 +52,7 @@ function usesTerminalUi(options: ChatOptions): boolean {
   return Boolean(options.tui && !options.json && process.stdin.isTTY && process.stdout.isTTY);
 }
 
-async function converse(agent: OpenedAgent, session: ChatSession, options: ChatOptions): Promise<void> {
+async function converse(agent: OpenedAgent, session: Conversation, options: ChatOptions): Promise<void> {
   if (usesTerminalUi(options)) return chatInTerminal(agent, session);
   const say = (reply: string) => writeOut(`${reply}\n`);
   // With --json the code nodes' output is in the event stream already.
@@ -71,7 +73,7 @@ async function converse(agent: OpenedAgent, session: ChatSession, options: ChatO
  * answered waits for that answer to be saved, since the view opens the reply line before the save is
  * done; `q` then ends the chat as done, Ctrl+C as interrupted (exit 130), as in a pipe.
  */
-async function chatInTerminal(agent: OpenedAgent, session: ChatSession): Promise<void> {
+async function chatInTerminal(agent: OpenedAgent, session: Conversation): Promise<void> {
   // Ink and React are loaded only when the view is shown.
   const { renderChatUI } = await import('../../tui/index.js');
   let answering = false;

@@ -2,9 +2,11 @@
 import { designAgent, loadDesigner, type DesignFailure } from '../../../meta/design.js';
 import { designConcurrency } from '../../../meta/limits.js';
 import { designFilesPresent, freeDesignName } from '../../../meta/output.js';
+import { agentOpener } from '../../agent/open.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
+import { fileStore } from '../../store/files.js';
 import type { DesignOptions } from '../commands/design.js';
 import { designSummary, printStageLines } from '../design-report.js';
 import { interruptOnSigint } from '../interrupt.js';
@@ -43,6 +45,7 @@ export async function runDesign(description: string, options: DesignOptions): Pr
       name,
       outDir: options.output,
       models,
+      open: agentOpener({ models, events: bus, store: fileStore(), folder: options.output }),
       events: bus,
       designer,
       limits: { concurrency },

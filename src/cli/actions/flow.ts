@@ -1,9 +1,10 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
 import { EventBus } from '../../events.js';
 import { openFlow } from '../../flow/load.js';
-import { loadFlowRun, newFlowRunState, saveFlowRun } from '../../flow/run-state.js';
+import { newFlowRunState } from '../../flow/run-state.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
 import { UsageMeter } from '../../llm/usage.js';
+import { fileStore } from '../../store/files.js';
 import { printEvents } from '../chat-lines.js';
 import type { FlowRunOptions } from '../commands/flow.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
@@ -19,7 +20,8 @@ const EXIT_GRACE_MS = 3000;
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
   const { flow, warnings } = await openFlow(path);
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-  const saved = options.state === undefined ? undefined : await loadFlowRun(options.state, flow);
+  const { flowRuns } = fileStore();
+  const saved = options.state === undefined ? undefined : await flowRuns.load(options.state, flow);
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
@@ -56,7 +58,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         model,
         events: bus,
         ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-        ...(options.state !== undefined && { save: (current) => saveFlowRun(options.state!, current) }),
+        ...(options.state !== undefined && { save: (current) => flowRuns.save(options.state!, current) }),
         signal: stop,
       },
       options.input,

@@ -13,7 +13,7 @@ import {
 import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
 import type { HistoryOptions } from '../commands/history.js';
-import { isStateText, replay } from '../state-file.js';
+import { isStateText, replay } from '../../store/conversation-journal.js';
 import { exportGraph } from '../../export/formats.js';
 import { writeOut, writeErr } from '../terminal.js';
 

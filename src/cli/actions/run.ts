@@ -1,22 +1,19 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
 import { realpath } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { subAgentsOf } from '../../agent/open.js';
 import { allowedCommands, allowRulesPath, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
-import {
-  loadRun,
-  newRunFile,
-  runsFolder,
-  saveRun,
-  withoutUnsealedConsent,
-  workspaceFolder,
-} from '../../autonomous/run-file.js';
+import type { GoalRunStore } from '../../autonomous/goal-run-store.js';
+import { runsFolder, withoutUnsealedConsent, workspaceFolder } from '../../autonomous/run-file.js';
 import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
 import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
 import { InvalidFileError, UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
+import { fileStore } from '../../store/files.js';
+import type { Store } from '../../store/store.js';
 import { printEvents } from '../chat-lines.js';
 import type { RunOptions } from '../commands/run.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
@@ -40,21 +37,31 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const meter = new UsageMeter(bus);
   // A run file to resume is checked first; a new run's questions and files wait until the models
   // resolve, so a run that could not ask any asks nothing and leaves nothing behind.
-  const resumed = options.resume === undefined ? undefined : await resumeRun(options.resume, options);
+  const store = fileStore();
+  const resumed =
+    options.resume === undefined ? undefined : await resumeRun(store.goalRuns, options.resume, options);
   if (!resumed) checkGoals(options.goal ?? [], interactive);
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
-  const { state, path } = resumed ?? (await newRun(options));
+  const { state, path } = resumed ?? (await newRun(store.goalRuns, options));
   if (metered.chatbot.scripted)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
   const memory = await openRunMemory(state, metered, notices);
-  const opened = await openResources(state, metered, bus, options, memory);
+  const opened = await openResources(state, { models: metered, events: bus, store }, options, memory);
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
-    await goOn(state, path, { bus, chatbot: metered.chatbot, opened, options, interactive, notices });
+    await goOn(state, path, {
+      bus,
+      chatbot: metered.chatbot,
+      opened,
+      options,
+      interactive,
+      notices,
+      store: store.goalRuns,
+    });
   } finally {
     stopTrace?.();
     opened.dispose();
@@ -114,9 +121,10 @@ async function goOn(
     options: RunOptions;
     interactive: boolean;
     notices: HeldNotices;
+    store: GoalRunStore;
   },
 ): Promise<void> {
-  const { bus, chatbot, opened, options, interactive, notices } = setup;
+  const { bus, chatbot, opened, options, interactive, notices, store } = setup;
   const { workspace, agents, registry } = opened;
   const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
     writeErr(`warning: ${message}\n`),
@@ -156,8 +164,8 @@ async function goOn(
       }
     },
     save: async (current) => {
-      current.agents = agents.snapshot();
-      await saveRun(path, current);
+      if (agents) current.agents = agents.snapshot();
+      await store.save(path, current);
     },
     events: bus,
   });
@@ -181,14 +189,18 @@ async function goOn(
 }
 
 /** The run saved in `file`, with the limits and countdown of this command line. */
-async function resumeRun(file: string, options: RunOptions): Promise<{ state: RunState; path: string }> {
+async function resumeRun(
+  store: GoalRunStore,
+  file: string,
+  options: RunOptions,
+): Promise<{ state: RunState; path: string }> {
   if (options.goal || options.name || options.role)
     throw new UserError(
       '--resume continues a saved run with its own goals, name and role',
       2,
       'leave out --goal, --name and --role, or start a new run without --resume',
     );
-  const state = await loadRun(file);
+  const state = await store.load(file);
   state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
   const dropped = await withoutUnsealedConsent(state);
   if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
@@ -220,7 +232,7 @@ function checkGoals(goals: string[], interactive: boolean): void {
 }
 
 /** A new run from the flags, or from the questions in a terminal, and the folder its file goes in. */
-async function newRun(options: RunOptions): Promise<{ state: RunState; path: string }> {
+async function newRun(store: GoalRunStore, options: RunOptions): Promise<{ state: RunState; path: string }> {
   const setup =
     options.goal && options.goal.length > 0
       ? { name: options.name ?? 'Agent', role: options.role ?? defaultRole, goals: options.goal }
@@ -236,7 +248,7 @@ async function newRun(options: RunOptions): Promise<{ state: RunState; path: str
       memory: typeof options.memory === 'string' ? options.memory : agentNamespace(setup.name),
     }),
   });
-  return { state, path: await newRunFile(workspace, [setup.name], state.id) };
+  return { state, path: await store.create(state, [setup.name]) };
 }
 
 /**
@@ -271,19 +283,28 @@ function budgetFrom(options: RunOptions): Budget {
   };
 }
 
-/** The run's workspace, sandbox and sub-agents (brought back with their conversations when resumed). */
+/**
+ * The run's workspace, sandbox and sub-agents (brought back with their conversations when resumed). A
+ * sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's commands may.
+ */
 async function openResources(
   state: RunState,
-  models: ModelSet,
-  events: EventBus,
+  world: { models: ModelSet; events: EventBus; store: Store },
   options: RunOptions,
   memory: LongTermMemory | undefined,
 ): Promise<GoalResources> {
+  const goalLoop = {
+    workspace: state.workspace,
+    ...(options.allow && { allow: options.allow }),
+    ...(options.yes && { yes: true }),
+  };
+  const subAgents = subAgentsOf({ ...world, goalLoop, folder: state.workspace }, 0);
   try {
     return await openGoalResources({
       workspace: state.workspace,
-      models,
-      events,
+      models: world.models,
+      events: world.events,
+      ...(subAgents && { subAgents }),
       ...(memory && { memory }),
       ...(options.allowWeb && { allowWeb: options.allowWeb }),
       ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { aiplStateSchema, type AiplState } from '../aipl/state.js';
-import { frameSchema, stateSchema, type ConversationState, type Frame, type Turn } from './state.js';
+import { frameSchema, stateSchema, type ConversationState, type Frame, type Turn } from '../engine/state.js';
 
 /** A frame as a delta gives it: its first `keep` turns are those of the frame at its place before. */
 export type FrameDelta = Omit<Frame, 'turns'> & { keep: number; turns: Turn[] };

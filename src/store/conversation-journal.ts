@@ -1,5 +1,6 @@
 /**
- * The `--state FILE` of `chat`: a conversation saved after every reply and resumed by a later process.
+ * The file store's conversations (files.ts): the `--state FILE` of `chat`, saved after every reply and
+ * resumed by a later process.
  *
  * The file is a journal, one JSON value a line: the whole state first, then what each reply changed
  * (state-delta.ts), appended and flushed to the disk before the reply is shown, so saving a reply costs
@@ -12,12 +13,10 @@
  * state stays private) and a symlink to it stays a link; see ../write-file.ts.
  */
 import { open, readFile } from 'node:fs/promises';
-import { applyDelta, stateDelta } from '../engine/state-delta.js';
-import { parseState, stateMismatch, type ConversationState } from '../engine/state.js';
+import { applyDelta, stateDelta } from './state-delta.js';
+import { parseState, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
 import { withoutBom } from '../graph/json-syntax.js';
-import type { GraphFile } from '../graph/schema.js';
-import type { GraphView } from '../graph/view.js';
 import { writeTextFile } from '../write-file.js';
 
 /** What every state format's name starts with. */
@@ -25,21 +24,6 @@ const STATE_FORMAT_FAMILY = 'meta-agent/state@';
 
 /** Appended lines are never compacted below this size: a short conversation is not rewritten every reply. */
 const MIN_COMPACTION_BYTES = 64 * 1024;
-
-/**
- * Refuses a state that cannot go on with the graph of `file` (see stateMismatch): `graph` is what the
- * conversation runs on, which for a self-edited one was restored from the state itself, so the file's
- * name is what the state must match.
- */
-export function checkStateFits(
-  state: ConversationState,
-  file: GraphFile,
-  graph: GraphView,
-  path: string,
-): void {
-  const problem = stateMismatch(state, { name: file.name, get: (name) => graph.get(name) });
-  if (problem !== undefined) throw new UserError(`${path} ${problem}`, 2, startOver(path));
-}
 
 /**
  * The state a state file ends at, whatever its graph; undefined when there is no such file yet (the
@@ -164,6 +148,7 @@ export class StateFile {
   }
 }
 
-function startOver(path: string): string {
+/** The hint of a state that cannot be used: what the user can do instead. */
+export function startOver(path: string): string {
   return `pass another --state file, or delete ${path} to start over`;
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadStateFile, StateFile } from '../../src/cli/state-file.js';
+import { loadStateFile, StateFile } from '../../src/store/conversation-journal.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import type { ConversationState } from '../../src/engine/state.js';
 import { graphOf, noModels } from '../support/agents.js';
@@ -145,7 +145,7 @@ describe('the --state file', () => {
           '--disable-warning=ExperimentalWarning',
           '--import',
           here('../engine/ts-register.mjs'),
-          here('./state-file-child.ts'),
+          here('./conversation-journal-child.ts'),
           path,
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },

@@ -1,0 +1,56 @@
+/**
+ * A conversation as any front end drives it (the terminal UI, lines in a pipe, a sub-agent of a goal
+ * run): one reply at a time, the state saved through the store after each. The interpreter never
+ * changes the state it is given, so a reply that fails leaves the last good state both here and in the
+ * store.
+ */
+import type { ConversationStore } from './conversation-store.js';
+import type { Interpreter, ReplyResult } from './interpreter.js';
+import type { ConversationState } from './state.js';
+
+/** Where a conversation is kept: the store, and its key there. */
+export interface KeptAt {
+  store: ConversationStore;
+  key: string;
+}
+
+export class Conversation {
+  #state: ConversationState | undefined;
+
+  constructor(
+    readonly interpreter: Interpreter,
+    /** A resumed conversation, or undefined for a new one. */
+    state: ConversationState | undefined,
+    /** Where to save the state after every reply; nowhere when undefined. */
+    readonly keptAt?: KeptAt,
+  ) {
+    this.#state = state;
+  }
+
+  /** The state after the last reply; undefined before the first. */
+  get state(): ConversationState | undefined {
+    return this.#state;
+  }
+
+  /** True until the agent has run at all: its opening turn is still to come. */
+  get fresh(): boolean {
+    return this.#state?.current === undefined;
+  }
+
+  /**
+   * Gives the agent the user's reply (nothing for its opening turn), saves the new state, and returns
+   * what the agent said. `ended` is true once a quit transition was taken; `lastWords` when the agent's
+   * reply ended the conversation (its node could only quit, so the quit is taken at once).
+   */
+  async reply(text: string | undefined, signal?: AbortSignal): Promise<ReplyResult & { lastWords: boolean }> {
+    let result = await this.interpreter.reply(text, this.#state);
+    const lastWords = !result.ended && this.interpreter.saidLastWords(result.state);
+    if (lastWords)
+      result = { ...(await this.interpreter.reply(undefined, result.state)), reply: result.reply };
+    // A reply the caller stopped waiting for stays out of the conversation.
+    if (signal?.aborted) return { ...result, lastWords };
+    await this.keptAt?.store.save(this.keptAt.key, result.state);
+    this.#state = result.state;
+    return { ...result, lastWords };
+  }
+}

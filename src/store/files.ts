@@ -1,0 +1,32 @@
+/**
+ * The default store: plain files the user can see, copy and pass back (`--state`, `--resume`), in the
+ * formats earlier releases wrote, so what is on disk keeps loading. A key is a file's path:
+ * conversations are journals (conversation-journal.ts), goal runs are run files in the workspace's
+ * reserved folder (autonomous/run-file.ts), flow runs are one JSON document each.
+ */
+import { loadRun, newRunFile, saveRun } from '../autonomous/run-file.js';
+import type { ConversationState } from '../engine/state.js';
+import { loadFlowRun, saveFlowRun } from '../flow/run-state.js';
+import { loadStateFile, StateFile } from './conversation-journal.js';
+import type { Store } from './store.js';
+
+export function fileStore(): Store {
+  // A journal appends what each reply changed since this process saved it last.
+  const journals = new Map<string, StateFile>();
+  return {
+    conversations: {
+      load: loadStateFile,
+      save: (path: string, state: ConversationState) => {
+        let journal = journals.get(path);
+        if (!journal) journals.set(path, (journal = new StateFile(path)));
+        return journal.save(state);
+      },
+    },
+    goalRuns: {
+      create: (state, names) => newRunFile(state.workspace, [...names], state.id),
+      load: loadRun,
+      save: saveRun,
+    },
+    flowRuns: { load: loadFlowRun, save: saveFlowRun },
+  };
+}
