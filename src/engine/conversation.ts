@@ -1,8 +1,7 @@
 /**
- * A conversation as any front end drives it (the terminal UI, lines in a pipe, a sub-agent of a goal
- * run): one reply at a time, the state saved through the store after each. The interpreter never
- * changes the state it is given, so a reply that fails leaves the last good state both here and in the
- * store.
+ * A conversation as a front end drives it (the terminal UI, lines in a pipe): one reply at a time, the
+ * state saved through the store after each. The interpreter never changes the state it is given, so a
+ * reply that fails leaves the last good state both here and in the store.
  */
 import type { ConversationStore } from './conversation-store.js';
 import type { Interpreter, ReplyResult } from './interpreter.js';
@@ -42,13 +41,11 @@ export class Conversation {
    * what the agent said. `ended` is true once a quit transition was taken; `lastWords` when the agent's
    * reply ended the conversation (its node could only quit, so the quit is taken at once).
    */
-  async reply(text: string | undefined, signal?: AbortSignal): Promise<ReplyResult & { lastWords: boolean }> {
+  async reply(text: string | undefined): Promise<ReplyResult & { lastWords: boolean }> {
     let result = await this.interpreter.reply(text, this.#state);
     const lastWords = !result.ended && this.interpreter.saidLastWords(result.state);
     if (lastWords)
       result = { ...(await this.interpreter.reply(undefined, result.state)), reply: result.reply };
-    // A reply the caller stopped waiting for stays out of the conversation.
-    if (signal?.aborted) return { ...result, lastWords };
     await this.keptAt?.store.save(this.keptAt.key, result.state);
     this.#state = result.state;
     return { ...result, lastWords };
