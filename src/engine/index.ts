@@ -1,5 +1,8 @@
 /**
- * The engine's public surface: what the CLI, the designer and the self-referential mode build on.
+ * The engine for a program that embeds it (the benches do): an interpreter, its state, and a
+ * conversation saved through a store after every reply. The product's own layers import the module
+ * they need directly; a whole agent, with the goal loop, flows and memory lent, is opened by
+ * src/agent/open.ts.
  *
  * ```ts
  * const agent = await Interpreter.create({ graph, models, events });
@@ -28,6 +31,9 @@ export {
   type Turn,
   type ScopeKind,
 } from './state.js';
+export { Conversation, type KeptAt } from './conversation.js';
+export type { ConversationStore } from './conversation-store.js';
+export type { AgentOpener, AgentSpec } from './agent-opener.js';
 export { variablesInScope, turnsInScope, turnsNewestFirst } from './frames.js';
 export {
   chatPrompt,
