@@ -25,6 +25,7 @@ import type {
   CompletionRequest,
   Embeddings,
   LanguageModel,
+  ModelCapabilities,
   ResponseFormat,
   TokenUsage,
   ToolCall,
@@ -72,7 +73,13 @@ export interface OpenAIModelOptions {
 export class OpenAIModel implements LanguageModel {
   readonly id: string;
   readonly modelName: string;
-  readonly scripted = false;
+  readonly capabilities: ModelCapabilities = {
+    toolCalls: true,
+    answerLabels: 'logit-bias',
+    structuredOutput: true,
+    streaming: true,
+  };
+  readonly answersFrom = 'model';
   readonly baseUrl: string;
   readonly #apiKey: string;
   #client: Promise<OpenAI> | undefined;
