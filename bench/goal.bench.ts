@@ -20,7 +20,7 @@ import { GoalLoop } from '../src/autonomous/goal-loop.js';
 import { saveRun } from '../src/autonomous/run-file.js';
 import { newRunState, type RunState } from '../src/autonomous/run-state.js';
 import { EventBus } from '../src/events.js';
-import type { LanguageModel } from '../src/llm/types.js';
+import { TEXT_ONLY, type LanguageModel } from '../src/llm/types.js';
 import { commandRegistry } from '../tools/index.js';
 import { Workspace } from '../tools/workspace.js';
 import { printTable, quantiles, verdict } from './stats.js';
@@ -57,7 +57,8 @@ function writingModel(): LanguageModel {
   return {
     id: 'bench:instant:writer',
     modelName: 'gpt-4o-mini',
-    scripted: true,
+    capabilities: TEXT_ONLY,
+    answersFrom: 'rules',
     complete: () => Promise.resolve(answer()),
     stream: () => Promise.resolve(answer()),
     embed: () => Promise.reject(new Error('not used')),

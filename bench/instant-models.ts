@@ -3,14 +3,15 @@
  * says `ok`; the classifier picks the first choice (`A`, which a yes/no question reads as no answer and
  * asks again, so yes/no graphs are not benchmarked with these).
  */
-import type { Completion, LanguageModel, ModelSet } from '../src/llm/types.js';
+import { TEXT_ONLY, type Completion, type LanguageModel, type ModelSet } from '../src/llm/types.js';
 
 function instant(text: string): LanguageModel {
   const completion: Completion = { text, usage: { promptTokens: 0, completionTokens: 0 }, model: 'instant' };
   return {
     id: `bench:instant:${text}`,
     modelName: 'instant',
-    scripted: true,
+    capabilities: TEXT_ONLY,
+    answersFrom: 'rules',
     complete: () => Promise.resolve(completion),
     stream: (_request, onChunk) => {
       onChunk({ delta: completion.text });

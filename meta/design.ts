@@ -136,7 +136,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
     ...tracker.figures(),
     usage: meter.total(),
     seconds: (performance.now() - started) / 1000,
-    scripted: Object.values(request.models).some((m) => m.scripted),
+    scripted: Object.values(request.models).some((m) => m.answersFrom === 'rules'),
   });
   const fail = async (
     stage: string,

@@ -57,7 +57,8 @@ export class RoundTripTracker {
     return {
       id: model.id,
       modelName: model.modelName,
-      scripted: model.scripted,
+      capabilities: model.capabilities,
+      answersFrom: model.answersFrom,
       complete: (request: CompletionRequest): Promise<Completion> =>
         track(() => model.complete(request).then((c) => this.#answered(request, c))),
       stream: (request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion> =>

@@ -237,7 +237,7 @@ export class GoalLoop {
   }
 
   #usesTools(): boolean {
-    return this.state.answerFormat !== 'json' && !this.#options.chatbot.scripted;
+    return this.state.answerFormat !== 'json' && this.#options.chatbot.capabilities.toolCalls;
   }
 
   #tools(): ToolSpec[] {

@@ -69,7 +69,8 @@ export function preparedOnFirstCall({ models, endpoints }: ResolvedModels, fetch
       lazy = {
         id: model.id,
         modelName: model.modelName,
-        scripted: model.scripted,
+        capabilities: model.capabilities,
+        answersFrom: model.answersFrom,
         complete: async (request) => (await ready(), model.complete(request)),
         stream: async (request, onChunk) => (await ready(), model.stream(request, onChunk)),
         embed: async (texts, signal) => (await ready(), model.embed(texts, signal)),

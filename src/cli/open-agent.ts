@@ -14,7 +14,7 @@ import { EventBus } from '../events.js';
 import { closestName } from '../graph/names.js';
 import type { GraphConfig, GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
-import type { LanguageModel, ModelSet } from '../llm/types.js';
+import { TEXT_ONLY, type LanguageModel, type ModelSet } from '../llm/types.js';
 import { UsageMeter } from '../llm/usage.js';
 import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
@@ -87,7 +87,7 @@ export async function openAgent(
   const meter = new UsageMeter(bus);
   const notReady = setup.terminalUi ? 'fail-on-first-call' : 'fetch-on-first-call';
   const models = meter.meter(await resolveModels(options, file, notReady));
-  if (models.chatbot.scripted)
+  if (models.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const open = agentOpener({
     models,
@@ -164,7 +164,8 @@ function unavailableModels(error: UserError): ModelSet {
   const model: LanguageModel = {
     id: 'unavailable',
     modelName: 'unavailable',
-    scripted: false,
+    capabilities: TEXT_ONLY,
+    answersFrom: 'model',
     complete: fail,
     stream: fail,
     embed: fail,

@@ -7,28 +7,24 @@
  * The SDK loads with the first request (openai-sdk.ts), so making a model costs nothing until it is used.
  * Offered tools go out as OpenAI functions and the calls come back on the Completion, whole or assembled
  * from a stream's pieces; a server that refuses tools is told apart by toolsUnsupported (errors.ts).
+ * What a request carries is built in openai-request.ts; what comes back is read in openai-response.ts.
  */
 import type OpenAI from 'openai';
-import type {
-  ChatCompletionCreateParamsBase,
-  ChatCompletionFunctionTool,
-} from 'openai/resources/chat/completions';
 import { deadlineExceeded, malformedResponse, toModelError } from './errors.js';
 import type { ModelCallContext } from './errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_TIMER_MS, guardedFetch } from './guarded-fetch.js';
+import { chatParams } from './openai-request.js';
+import { StreamedToolCalls, completionUsage, toVector, wholeToolCalls } from './openai-response.js';
 import { loadOpenAISdk, quietSdkLog } from './openai-sdk.js';
 import { millisecondsFromEnv } from './timeouts.js';
-import { countMessageTokens, countTokens, labelLogitBias } from './tokens.js';
+import { countTokens } from './tokens.js';
 import type {
   Completion,
   CompletionChunk,
   CompletionRequest,
   Embeddings,
   LanguageModel,
-  ResponseFormat,
-  TokenUsage,
-  ToolCall,
-  ToolSpec,
+  ModelCapabilities,
 } from './types.js';
 
 /**
@@ -72,17 +68,20 @@ export interface OpenAIModelOptions {
 export class OpenAIModel implements LanguageModel {
   readonly id: string;
   readonly modelName: string;
-  readonly scripted = false;
+  readonly capabilities: ModelCapabilities = {
+    toolCalls: true,
+    answerLabels: 'logit-bias',
+    structuredOutput: true,
+    streaming: true,
+  };
+  readonly answersFrom = 'model';
   readonly baseUrl: string;
   readonly #apiKey: string;
   #client: Promise<OpenAI> | undefined;
   readonly #context: ModelCallContext;
   readonly #deadlineMs: number;
   readonly #maxResponseBytes: number;
-  /**
-   * OpenAI itself wants `max_completion_tokens` (its reasoning models reject `max_tokens`); the
-   * compatible servers still read `max_tokens`.
-   */
+  /** The server is OpenAI itself, which takes some fields under other names (see chatParams). */
   readonly #isOpenAI: boolean;
 
   constructor(options: OpenAIModelOptions) {
@@ -147,7 +146,7 @@ export class OpenAIModel implements LanguageModel {
     return this.#call(request.signal, async (signal) => {
       const client = await this.#connect();
       const response = await client.chat.completions.create(
-        { ...this.#params(request), stream: false },
+        { ...chatParams(this.modelName, this.#isOpenAI, request), stream: false },
         { signal },
       );
       const message = response?.choices?.[0]?.message;
@@ -159,7 +158,7 @@ export class OpenAIModel implements LanguageModel {
       return {
         text: text ?? '',
         model: response.model || this.modelName,
-        usage: this.#usage(response.usage, request, text ?? '', toolCalls),
+        usage: completionUsage(this.modelName, response.usage, request, text ?? '', toolCalls),
         ...(toolCalls.length > 0 && { toolCalls }),
       };
     });
@@ -169,7 +168,11 @@ export class OpenAIModel implements LanguageModel {
     return this.#call(request.signal, async (signal) => {
       const client = await this.#connect();
       const stream = await client.chat.completions.create(
-        { ...this.#params(request), stream: true, stream_options: { include_usage: true } },
+        {
+          ...chatParams(this.modelName, this.#isOpenAI, request),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
         { signal },
       );
       let text = '';
@@ -202,7 +205,7 @@ export class OpenAIModel implements LanguageModel {
       return {
         text,
         model,
-        usage: this.#usage(reported, request, text, toolCalls),
+        usage: completionUsage(this.modelName, reported, request, text, toolCalls),
         ...(toolCalls.length > 0 && { toolCalls }),
       };
     });
@@ -231,198 +234,4 @@ export class OpenAIModel implements LanguageModel {
       };
     });
   }
-
-  /** Request fields shared by whole and streamed completions; absent options are not sent at all. */
-  #params(request: CompletionRequest): ChatCompletionCreateParamsBase {
-    const logitBias = request.answerLabels && labelLogitBias(this.modelName, request.answerLabels);
-    return {
-      model: this.modelName,
-      messages: request.messages,
-      ...(request.maxTokens !== undefined &&
-        (this.#isOpenAI ? { max_completion_tokens: request.maxTokens } : { max_tokens: request.maxTokens })),
-      ...(request.temperature !== undefined && { temperature: request.temperature }),
-      ...(request.stop && request.stop.length > 0 && { stop: request.stop }),
-      ...(logitBias && { logit_bias: logitBias }),
-      ...(request.responseFormat && { response_format: toResponseFormat(request.responseFormat) }),
-      ...(request.tools && request.tools.length > 0 && { tools: request.tools.map(toTool) }),
-    };
-  }
-
-  /**
-   * The server's usage report, or a tiktoken count when it sends none (many local servers): the
-   * messages and the offered tools' declarations in, the text and the tool calls (names and
-   * arguments) out.
-   */
-  #usage(
-    reported: OpenAI.CompletionUsage | null | undefined,
-    request: CompletionRequest,
-    text: string,
-    toolCalls: ToolCall[],
-  ): TokenUsage {
-    if (reported && typeof reported.prompt_tokens === 'number') {
-      return { promptTokens: reported.prompt_tokens, completionTokens: reported.completion_tokens ?? 0 };
-    }
-    const count = (content: string) => (content === '' ? 0 : countTokens(this.modelName, content));
-    const tools = request.tools && request.tools.length > 0 ? JSON.stringify(request.tools) : '';
-    return {
-      promptTokens: countMessageTokens(this.modelName, request.messages) + count(tools),
-      completionTokens: toolCalls.reduce(
-        (sum, call) => sum + count(call.name) + count(call.arguments),
-        count(text),
-      ),
-    };
-  }
-}
-
-function toResponseFormat(format: ResponseFormat): ChatCompletionCreateParamsBase['response_format'] {
-  if (format.type !== 'json_schema') return { type: format.type };
-  return {
-    type: 'json_schema',
-    json_schema: { name: format.name, schema: format.schema, strict: format.strict ?? false },
-  };
-}
-
-function toTool(tool: ToolSpec): ChatCompletionFunctionTool {
-  return {
-    type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-  };
-}
-
-/**
- * The function calls of a whole answer's `message.tool_calls` (absent or null: none). Calls of other
- * kinds (OpenAI's custom tools, never offered here) are left out; anything not shaped like a call is a
- * malformed response.
- */
-function wholeToolCalls(value: unknown, baseUrl: string): ToolCall[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw malformedResponse(baseUrl, 'message.tool_calls is not a list');
-  const calls: ToolCall[] = [];
-  for (const [index, item] of value.entries()) {
-    if (!isObject(item)) throw malformedResponse(baseUrl, `tool_calls[${index}] is not an object`);
-    if (item.type !== undefined && item.type !== 'function') continue;
-    const fn = item.function;
-    if (!isObject(fn) || typeof fn.name !== 'string' || fn.name === '') {
-      throw malformedResponse(baseUrl, `tool_calls[${index}] has no function name`);
-    }
-    calls.push({
-      id: idText(item.id) || syntheticId(index),
-      name: fn.name,
-      arguments: argumentsText(fn.arguments, baseUrl, `tool_calls[${index}]`),
-    });
-  }
-  return calls;
-}
-
-/** One call being assembled from a stream's pieces. */
-interface PartialCall {
-  /** The `index` the server gave its pieces. */
-  index: number | undefined;
-  id: string;
-  name: string;
-  /** The pieces of the arguments, joined once at the end. */
-  pieces: string[];
-  /** False for a call of another kind than function (OpenAI's custom tools): left out. */
-  function: boolean;
-}
-
-/**
- * Assembles the tool calls of a stream from its `delta.tool_calls` pieces, as OpenAI sends them: the
- * first piece of a call has its `index`, `id` and `function.name`; later ones the same `index` and more
- * of `function.arguments`, to be concatenated. Ollama gives every call `index` 0, each whole with its
- * own `id`: a piece with a name and a new id at an index already taken is a new call (a piece without a
- * name continues the call, whatever its id: some servers send a fresh one with every piece). A piece
- * without an index goes by the latest call the same way.
- */
-class StreamedToolCalls {
-  readonly #calls: PartialCall[] = [];
-
-  constructor(private readonly baseUrl: string) {}
-
-  /** Takes one chunk's `delta.tool_calls`. */
-  add(pieces: unknown): void {
-    if (!Array.isArray(pieces)) throw malformedResponse(this.baseUrl, 'delta.tool_calls is not a list');
-    for (const piece of pieces) {
-      if (!isObject(piece))
-        throw malformedResponse(this.baseUrl, 'a delta.tool_calls piece is not an object');
-      const call = this.#callFor(piece);
-      if (piece.type !== undefined && piece.type !== 'function') call.function = false;
-      const fn = piece.function;
-      if (fn === undefined || fn === null) continue;
-      if (!isObject(fn)) throw malformedResponse(this.baseUrl, 'a delta.tool_calls piece has a bad function');
-      if (typeof fn.name === 'string' && fn.name !== '' && call.name === '') call.name = fn.name;
-      if (fn.arguments !== undefined && fn.arguments !== null) {
-        call.pieces.push(argumentsText(fn.arguments, this.baseUrl, 'a delta.tool_calls piece'));
-      }
-    }
-  }
-
-  /** The assembled function calls, in the order they began. */
-  finish(): ToolCall[] {
-    return this.#calls
-      .filter((call) => call.function)
-      .map((call, position) => {
-        if (call.name === '') {
-          throw malformedResponse(this.baseUrl, `streamed tool call ${position} has no function name`);
-        }
-        const joined = call.pieces.join('');
-        return {
-          id: call.id || syntheticId(position),
-          name: call.name,
-          arguments: joined === '' ? '{}' : joined,
-        };
-      });
-  }
-
-  #callFor(piece: Record<string, unknown>): PartialCall {
-    const index = typeof piece.index === 'number' ? piece.index : undefined;
-    const id = idText(piece.id);
-    const latest =
-      index === undefined ? this.#calls.at(-1) : this.#calls.findLast((call) => call.index === index);
-    const named =
-      isObject(piece.function) && typeof piece.function.name === 'string' && piece.function.name !== '';
-    if (latest && (id === '' || latest.id === '' || latest.id === id || !named)) {
-      if (latest.id === '') latest.id = id;
-      return latest;
-    }
-    const call: PartialCall = { index, id, name: '', pieces: [], function: true };
-    this.#calls.push(call);
-    return call;
-  }
-}
-
-/**
- * A call's arguments as the JSON text the server sent. Some servers (older Ollama) send an object:
- * it is written back as JSON text. Absent arguments are an empty object.
- */
-function argumentsText(value: unknown, baseUrl: string, where: string): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return '{}';
-  if (isObject(value)) return JSON.stringify(value);
-  throw malformedResponse(baseUrl, `${where} has arguments that are neither text nor an object`);
-}
-
-/** A call's id as text ('' when there is none); a few servers send numbers. */
-function idText(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-}
-
-/** An id for a call the server sent none for (some local servers), unique within the answer. */
-function syntheticId(position: number): string {
-  return `call_${position}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Floats as sent, or base64 little-endian float32 from servers that encode regardless of the request. */
-function toVector(embedding: unknown, baseUrl: string): number[] {
-  if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number')) return embedding;
-  if (typeof embedding === 'string') {
-    // Copied into a fresh buffer: Float32Array needs 4-byte alignment that pooled Buffers lack.
-    const bytes = new Uint8Array(Buffer.from(embedding, 'base64'));
-    if (bytes.length % 4 === 0) return Array.from(new Float32Array(bytes.buffer));
-  }
-  throw malformedResponse(baseUrl, 'an embedding is neither a list of numbers nor base64 float32');
 }

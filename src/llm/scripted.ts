@@ -1,7 +1,8 @@
 /**
  * The scripted provider (`--provider scripted --script FILE`): deterministic answers from a JSON file of
  * rules, for tests, demos and offline runs. It is never chosen by default, and every output that shows
- * its text must say it is scripted (`scripted: true`).
+ * its text must say it is scripted (`answersFrom: 'rules'`). It takes no tools, labels or response
+ * formats: its rules answer what they say.
  *
  * ```json
  * { "rules": [ { "role": "classifier", "match": "/happy/i", "reply": "A" },
@@ -24,7 +25,7 @@ import type {
   ModelRole,
   ModelSet,
 } from './types.js';
-import { ROLES } from './types.js';
+import { ROLES, TEXT_ONLY } from './types.js';
 
 const scriptSchema = z.strictObject({
   rules: z.array(
@@ -125,7 +126,8 @@ export async function loadScript(path: string): Promise<Script> {
 export class ScriptedModel implements LanguageModel {
   readonly id: string;
   readonly modelName: string = 'scripted';
-  readonly scripted = true;
+  readonly capabilities = TEXT_ONLY;
+  readonly answersFrom = 'rules';
 
   constructor(
     readonly script: Script,

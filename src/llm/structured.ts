@@ -1,7 +1,8 @@
 /**
  * Typed JSON answers: the zod schema is the contract. It is sent as `response_format: json_schema`
- * where the server supports that; a server that rejects it (400) is asked with `json_object`, then
- * with plain text, and the format that worked is remembered per model. Answers are parsed (code fences
+ * to a model that declares structured output; a server that rejects it (400) is asked with
+ * `json_object`, then with plain text, and the format that worked is remembered per model. A model
+ * without structured output is asked in plain text from the start. Answers are parsed (code fences
  * stripped), validated, and re-asked with the validation error (withRepair).
  */
 import { z } from 'zod';
@@ -69,8 +70,9 @@ export async function generateObject<T>(
 
 /**
  * Sends a request for JSON matching `jsonSchema` in the most enforced format the model's server accepts:
- * `send` gets the response format to use. A server that rejects a format (400) is asked again in the next
- * plainer one, and the format that worked is remembered per model.
+ * `send` gets the response format to use (none for a model without structured output). A server that
+ * rejects a format (400) is asked again in the next plainer one, and the format that worked is
+ * remembered per model.
  */
 export async function askForJson(
   model: LanguageModel,
@@ -78,7 +80,8 @@ export async function askForJson(
   jsonSchema: Record<string, unknown>,
   send: (format: ResponseFormat | undefined) => Promise<Completion>,
 ): Promise<{ completion: Completion; format: StructuredFormat }> {
-  let format = acceptedFormats.get(model.id) ?? 'json_schema';
+  let format: StructuredFormat =
+    acceptedFormats.get(model.id) ?? (model.capabilities.structuredOutput ? 'json_schema' : 'text');
   for (;;) {
     try {
       const completion = await send(responseFormat(format, name, jsonSchema));

@@ -89,13 +89,50 @@ export interface Embeddings {
   model: string;
 }
 
+/**
+ * What a model can do, declared by its provider, as a Vercel AI SDK model declares its `supportedUrls`:
+ * whoever asks a model chooses how to ask from these, never from which provider it is.
+ */
+export interface ModelCapabilities {
+  /**
+   * Offered `tools` may come back as native tool calls. A model without them ignores the tools, so the
+   * caller asks for the call in the text instead.
+   */
+  readonly toolCalls: boolean;
+  /**
+   * How `answerLabels` push the labels up: `logit-bias`, as a server's `logit_bias` with token ids from
+   * tiktoken (sent only for models whose tokenizer tiktoken knows); `token-bias`, on the model's own
+   * tokens; `none`, ignored (classify.ts still parses the answer leniently and asks again).
+   */
+  readonly answerLabels: 'logit-bias' | 'token-bias' | 'none';
+  /**
+   * A `responseFormat` is honoured: a JSON Schema is enforced by the server (which may refuse it, see
+   * structured.ts) or by a grammar. Without it the schema goes in the prompt alone.
+   */
+  readonly structuredOutput: boolean;
+  /** `stream` hands out the text as it is generated, rather than once the answer is whole. */
+  readonly streaming: boolean;
+}
+
+/** The capabilities of a model that takes the messages and nothing else: text in, text out, at once. */
+export const TEXT_ONLY: ModelCapabilities = {
+  toolCalls: false,
+  answerLabels: 'none',
+  structuredOutput: false,
+  streaming: false,
+};
+
 export interface LanguageModel {
   /** e.g. `openai:gpt-4o-mini@https://api.openai.com/v1` or `scripted:demo.json`. */
   readonly id: string;
   /** The model name sent to the server (used for token encodings and pricing). */
   readonly modelName: string;
-  /** True for the scripted provider: every output that shows its text must say so. */
-  readonly scripted: boolean;
+  readonly capabilities: ModelCapabilities;
+  /**
+   * `rules` when no model writes the answers (the scripted provider's rules file): every output that
+   * shows them must say so (`[scripted]`). Only that output reads it; what to ask reads `capabilities`.
+   */
+  readonly answersFrom: 'model' | 'rules';
   complete(request: CompletionRequest): Promise<Completion>;
   /** Streams the text; the returned promise resolves to the whole completion with usage. */
   stream(request: CompletionRequest, onChunk: (chunk: CompletionChunk) => void): Promise<Completion>;

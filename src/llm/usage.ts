@@ -82,7 +82,7 @@ export class UsageMeter {
 
   constructor(private readonly bus?: EventBus) {}
 
-  /** Wraps every model of the set; the wrappers keep the models' ids and names. */
+  /** Wraps every model of the set; the wrappers keep the models' ids, names and capabilities. */
   meter(models: ModelSet): ModelSet {
     return {
       chatbot: this.wrap('chatbot', models.chatbot),
@@ -99,7 +99,8 @@ export class UsageMeter {
     return {
       id: model.id,
       modelName: model.modelName,
-      scripted: model.scripted,
+      capabilities: model.capabilities,
+      answersFrom: model.answersFrom,
       complete: async (request: CompletionRequest): Promise<Completion> => {
         const started = performance.now();
         const completion = await model.complete(request);
@@ -161,7 +162,7 @@ export class UsageMeter {
     answeredBy: string,
   ): void {
     const totals = this.#byRole.get(role) ?? emptyTotals();
-    const cost = model.scripted ? undefined : costOf(model.modelName, usage);
+    const cost = costOf(model.modelName, usage);
     totals.calls += 1;
     totals.promptTokens += usage.promptTokens;
     totals.completionTokens += usage.completionTokens;
@@ -177,7 +178,7 @@ export class UsageMeter {
       usage,
       ...(cost !== undefined && { costUsd: cost }),
       ms: Math.round(ms),
-      scripted: model.scripted,
+      scripted: model.answersFrom === 'rules',
     });
   }
 }

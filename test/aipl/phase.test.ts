@@ -8,7 +8,7 @@ import { parseTemplate } from '../../src/aipl/parse.js';
 import { AiplCache, DEFAULT_AIPL_SETTINGS, renderWithModel } from '../../src/aipl/phase.js';
 import type { AiplState } from '../../src/aipl/state.js';
 import { Script, ScriptedModel, type ScriptFile } from '../../src/llm/scripted.js';
-import type { CompletionRequest, LanguageModel } from '../../src/llm/types.js';
+import { TEXT_ONLY, type CompletionRequest, type LanguageModel } from '../../src/llm/types.js';
 import { asked, renderAipl, TEST_CLOCK } from '../support/aipl.js';
 
 const said = [
@@ -233,7 +233,8 @@ describe('storing', () => {
 class SlowModel implements LanguageModel {
   readonly id = 'slow';
   readonly modelName = 'scripted';
-  readonly scripted = true;
+  readonly capabilities = TEXT_ONLY;
+  readonly answersFrom = 'rules';
   readonly #inner: ScriptedModel;
   #inFlight = 0;
   mostInFlight = 0;

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseRunState, type RunState } from '../../src/autonomous/run-state.js';
+import { TEXT_ONLY } from '../../src/llm/types.js';
 import { answer, listApprover, testRun, type TestRun } from '../support/goal-loop.js';
 
 let run: TestRun | undefined;
@@ -45,6 +46,20 @@ describe('a goal-loop run', () => {
     expect(first).toContain('Determine which next command to use');
     expect(second).toContain('Command search_files returned');
     expect(second).toContain('a.txt');
+  });
+
+  it('offers the commands as native tools only to a model that declares tool calls', async () => {
+    const answers = [answer('task_complete', { reason: 'done' })];
+    const withTools = await start({ answers, capabilities: { ...TEXT_ONLY, toolCalls: true } });
+    await withTools.loop.run();
+    expect(withTools.model.requests[0]?.tools?.map((tool) => tool.name)).toContain('write_to_file');
+    expect(withTools.prompts()[0]).toContain('as a function (tool) call');
+    withTools.dispose();
+
+    const textOnly = await start({ answers, capabilities: TEXT_ONLY });
+    await textOnly.loop.run();
+    expect(textOnly.model.requests[0]?.tools).toBeUndefined();
+    expect(textOnly.prompts()[0]).toContain('You should only respond in JSON format');
   });
 });
 

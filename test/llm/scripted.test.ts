@@ -79,7 +79,7 @@ describe('scripted provider', () => {
   it('marks itself scripted and names the script in its id', async () => {
     const path = await scriptFile({ rules: [], default: 'ok' });
     const { chatbot } = await createScriptedModels(path);
-    expect(chatbot.scripted).toBe(true);
+    expect(chatbot.answersFrom).toBe('rules');
     expect(chatbot.id).toBe(`scripted:${path}`);
   });
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UserError } from '../../src/errors.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
+import { Script, ScriptedModel } from '../../src/llm/scripted.js';
 import { generateObject, isStrictCompatible, parseObject, schemaFor } from '../../src/llm/structured.js';
 import { startOpenAIServer } from '../support/openai-server.js';
 import type { OpenAIServer, OpenAIServerOptions } from '../support/openai-server.js';
@@ -59,6 +60,15 @@ describe('generateObject', () => {
     const result = await generateObject(model, plan, ask);
     expect(result.format).toBe('text');
     expect(server!.chatRequests().at(-1)).not.toHaveProperty('response_format');
+  });
+
+  it('asks a model without structured output in plain text from the start, the schema in the prompt', async () => {
+    const scripted = new ScriptedModel(
+      new Script({ rules: [{ match: '"steps"', reply: good }] }, 'plan'),
+      'chatbot',
+    );
+    const result = await generateObject(scripted, plan, ask);
+    expect(result).toMatchObject({ object: { title: 'Picnic' }, attempts: 1, format: 'text' });
   });
 
   it('re-asks with the validation error after an invalid answer', async () => {

@@ -3,7 +3,7 @@ import { mapBounded } from '../../src/map-bounded.js';
 import { DEFAULT_DESIGN_LIMITS, designConcurrency, LOCAL_CONCURRENCY } from '../../meta/limits.js';
 import { RoundTripTracker } from '../../meta/round-trips.js';
 import { batches, MAX_NODES_PER_CALL } from '../../meta/write-fields.js';
-import type { Completion, LanguageModel } from '../../src/llm/types.js';
+import { TEXT_ONLY, type Completion, type LanguageModel } from '../../src/llm/types.js';
 
 /** A job whose completion the test controls, recording how many ran at once. */
 function gate() {
@@ -72,7 +72,8 @@ describe('round-trip counting', () => {
       model: {
         id: 'test',
         modelName: 'm',
-        scripted: false,
+        capabilities: TEXT_ONLY,
+        answersFrom: 'model',
         complete: answer,
         stream: answer,
         embed: () => Promise.reject(new Error('unused')),

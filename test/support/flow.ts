@@ -10,7 +10,12 @@ import {
   type FlowFileInput,
   type FlowNodeInput,
 } from '../../src/flow/schema.js';
-import type { ChatMessage, CompletionRequest, LanguageModel } from '../../src/llm/types.js';
+import {
+  TEXT_ONLY,
+  type ChatMessage,
+  type CompletionRequest,
+  type LanguageModel,
+} from '../../src/llm/types.js';
 
 /** A flow file of `nodes`, with anything else over the defaults. */
 export function flowOf(nodes: FlowNodeInput[], rest: Omit<FlowFileInput, 'nodes'> = {}): FlowFile {
@@ -54,7 +59,8 @@ export function flowModel(answer: Answerer = (node) => `answer of ${node}`, dela
   const model: LanguageModel = {
     id: 'flow-test',
     modelName: 'flow-test',
-    scripted: false,
+    capabilities: { ...TEXT_ONLY, structuredOutput: true },
+    answersFrom: 'model',
     complete,
     stream: async (request, onChunk) => {
       const completion = await complete(request);

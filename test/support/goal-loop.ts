@@ -11,7 +11,7 @@ import { GoalLoop, type Approver, type GoalLoopOptions } from '../../src/autonom
 import { newRunState, type Budget, type RunState } from '../../src/autonomous/run-state.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
 import { Script, ScriptedModel } from '../../src/llm/scripted.js';
-import type { CompletionRequest, LanguageModel } from '../../src/llm/types.js';
+import type { CompletionRequest, LanguageModel, ModelCapabilities } from '../../src/llm/types.js';
 import { UsageMeter } from '../../src/llm/usage.js';
 import type { CommandResources } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
@@ -30,14 +30,21 @@ export function answer(
   });
 }
 
-/** A model answering `answers` in order (the last one repeats), keeping the requests it was sent. */
-export function replayModel(answers: string[]): LanguageModel & { requests: CompletionRequest[] } {
+/**
+ * A model answering `answers` in order (the last one repeats), keeping the requests it was sent. It
+ * declares the scripted provider's capabilities unless `capabilities` stands in for another's.
+ */
+export function replayModel(
+  answers: string[],
+  capabilities?: ModelCapabilities,
+): LanguageModel & { requests: CompletionRequest[] } {
   const scripted = new ScriptedModel(new Script({ rules: [{ reply: answers }] }, 'replay'), 'chatbot');
   const requests: CompletionRequest[] = [];
   return {
     id: scripted.id,
     modelName: scripted.modelName,
-    scripted: true,
+    capabilities: capabilities ?? scripted.capabilities,
+    answersFrom: scripted.answersFrom,
     requests,
     complete: (request) => {
       requests.push(request);
@@ -81,6 +88,8 @@ export interface TestRun {
 
 export interface TestRunOptions {
   answers: string[];
+  /** What the model declares it can do; default: the scripted provider's. */
+  capabilities?: ModelCapabilities;
   goals?: string[];
   budget?: Budget;
   yes?: boolean;
@@ -98,7 +107,7 @@ export interface TestRunOptions {
 /** Makes a run over a fresh workspace (or the given one). */
 export async function testRun(options: TestRunOptions): Promise<TestRun> {
   const workspace = options.workspace ?? (await Workspace.open(await mkdtemp(join(tmpdir(), 'goal-'))));
-  const model = replayModel(options.answers);
+  const model = replayModel(options.answers, options.capabilities);
   const bus = new EventBus();
   const events: AgentEvent[] = [];
   bus.on((event) => events.push(event));

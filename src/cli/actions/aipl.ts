@@ -13,7 +13,13 @@ import { nameTable } from '../../engine/tables.js';
 import { UserError } from '../../errors.js';
 import { withoutBom } from '../../graph/json-syntax.js';
 import { graphConfigSchema } from '../../graph/schema.js';
-import type { ChatMessage, CompletionRequest, LanguageModel, ModelSet } from '../../llm/types.js';
+import {
+  TEXT_ONLY,
+  type ChatMessage,
+  type CompletionRequest,
+  type LanguageModel,
+  type ModelSet,
+} from '../../llm/types.js';
 import { STATE_NAME, type AiplCheckOptions, type AiplRenderOptions } from '../commands/aipl.js';
 import { hasModelFlags, modelsFromOptions } from '../model-options.js';
 import { isStateText, replay } from '../../store/conversation-journal.js';
@@ -135,7 +141,7 @@ export async function runAiplRender(file: string, options: AiplRenderOptions): P
     models = await modelsFor(name, error.what, options);
     result = await phase(models);
   }
-  const scripted = models?.chatbot.scripted ?? false;
+  const scripted = models?.chatbot.answersFrom === 'rules';
   // As the engine reads a prompt: a line left blank at either end by a construct is no part of it.
   const text = result.text.trim();
   if (options.json) {
@@ -176,7 +182,8 @@ function refuse(request: CompletionRequest): Promise<never> {
 const NO_MODEL: LanguageModel = {
   id: 'none',
   modelName: 'none',
-  scripted: false,
+  capabilities: TEXT_ONLY,
+  answersFrom: 'model',
   complete: refuse,
   stream: refuse,
   embed: () => Promise.reject(new ModelNeeded('embeddings')),

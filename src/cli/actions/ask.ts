@@ -14,9 +14,9 @@ export async function runAsk(text: string, options: AskOptions): Promise<void> {
     ...(options.system ? [{ role: 'system' as const, content: options.system }] : []),
     { role: 'user', content: text },
   ];
-  if (chatbot.scripted) writeOut('[scripted] ');
+  const marker = chatbot.answersFrom === 'rules' ? '[scripted] ' : '';
+  writeOut(marker);
   const completion = await chatbot.stream({ messages, purpose: 'ask' }, (chunk) => writeOut(chunk.delta));
   writeOut(completion.text.endsWith('\n') ? '' : '\n');
-  const marker = chatbot.scripted ? '[scripted] ' : '';
   writeErr(`${marker}${completion.model} · ${formatUsage(meter.total())}\n`);
 }

@@ -103,7 +103,7 @@ async function chatInTerminal(agent: OpenedAgent, session: Conversation): Promis
     graph: agent.graph,
     // The status bar names the model from the first call on; these fill it in until then.
     model: chatbot.modelName,
-    scripted: chatbot.scripted,
+    scripted: chatbot.answersFrom === 'rules',
     // A graph the agent can edit gets the History panel.
     ...(agent.graph instanceof VersionedGraph ? { history: agent.graph } : {}),
     // A resumed conversation shows its earlier turns and where it stands before the user types.

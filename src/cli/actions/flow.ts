@@ -27,7 +27,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
   const meter = new UsageMeter(bus);
   const { models } = await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow');
   const model = meter.meter(models).chatbot;
-  if (model.scripted)
+  if (model.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const interactive =
     options.tui && !options.json && process.stdout.isTTY === true && process.stderr.isTTY === true;
@@ -42,7 +42,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         bus,
         flow: flow.name,
         model: model.modelName,
-        scripted: model.scripted,
+        scripted: model.answersFrom === 'rules',
         attempts: flow.config.attempts,
         state,
         ...(options.state !== undefined && { savedTo: shown(options.state) }),

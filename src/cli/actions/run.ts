@@ -46,7 +46,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
   const { state, path } = resumed ?? (await newRun(store.goalRuns, options));
-  if (metered.chatbot.scripted)
+  if (metered.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
   const memory = await openRunMemory(state, metered, notices);
@@ -140,7 +140,7 @@ async function goOn(
         bus,
         state,
         model: chatbot.modelName,
-        scripted: chatbot.scripted,
+        scripted: chatbot.answersFrom === 'rules',
         savedTo: shown(path),
       })
     : undefined;

@@ -8,7 +8,6 @@ import { UserError } from '../../errors.js';
 import { classify } from '../../llm/classify.js';
 import { createModels } from '../../llm/config.js';
 import type { ResolvedEndpoints } from '../../llm/config.js';
-import { LocalModel } from '../../llm/local/local-model.js';
 import { labelLogitBias } from '../../llm/tokens.js';
 import type { LanguageModel } from '../../llm/types.js';
 import type { Check } from './check.js';
@@ -51,11 +50,13 @@ export async function checkClassification(endpoints: ResolvedEndpoints): Promise
       detail: `${classifier.modelName} answered ${answered} (${tries(answers)}); ${biasNote(classifier)}`,
     };
   }
+  // Not a capability: a rules file's wrong answer is what its author wrote, so it only warns.
+  const scripted = classifier.answersFrom === 'rules';
   return {
-    status: classifier.scripted ? 'warn' : 'fail',
+    status: scripted ? 'warn' : 'fail',
     name: 'classify',
     detail: `${classifier.modelName} answered "${QUESTION}" with ${answered}; expected ${COLOUR} both times`,
-    fix: classifier.scripted
+    fix: scripted
       ? 'a script answers what its rules say: give the classifier a rule for this question, or ignore this line'
       : 'the model may be too small, or misconfigured (its chat template), to classify, and would choose transitions wrongly; try another with --classifier-model, -m or META_AGENT_CLASSIFIER_MODEL',
   };
@@ -67,9 +68,15 @@ function tries(answers: readonly Answer[]): string {
 }
 
 function biasNote(classifier: LanguageModel): string {
-  if (classifier.scripted) return 'scripted';
-  if (classifier instanceof LocalModel) return "token bias on, from the model's own tokenizer";
-  return labelLogitBias(classifier.modelName, [{ text: 'A', bias: 100 }])
-    ? 'logit_bias on'
-    : 'no logit_bias (tokenizer unknown)';
+  if (classifier.answersFrom === 'rules') return 'scripted';
+  switch (classifier.capabilities.answerLabels) {
+    case 'token-bias':
+      return "token bias on, from the model's own tokenizer";
+    case 'logit-bias':
+      return labelLogitBias(classifier.modelName, [{ text: 'A', bias: 100 }])
+        ? 'logit_bias on'
+        : 'no logit_bias (tokenizer unknown)';
+    case 'none':
+      return 'no label bias';
+  }
 }

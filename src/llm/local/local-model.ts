@@ -18,6 +18,7 @@ import type {
   CompletionRequest,
   Embeddings,
   LanguageModel,
+  ModelCapabilities,
   ResponseFormat,
 } from '../types.js';
 import { cachedModel } from './download.js';
@@ -75,7 +76,14 @@ export interface LocalModelOptions {
 export class LocalModel implements LanguageModel {
   readonly id: string;
   readonly modelName: string;
-  readonly scripted = false;
+  /** Offered tools are not passed to the runtime, so a caller must ask for calls in the text. */
+  readonly capabilities: ModelCapabilities = {
+    toolCalls: false,
+    answerLabels: 'token-bias',
+    structuredOutput: true,
+    streaming: true,
+  };
+  readonly answersFrom = 'model';
   readonly ref: ModelRef;
   readonly #env: NodeJS.ProcessEnv;
   #loaded: Promise<Loaded> | undefined;
