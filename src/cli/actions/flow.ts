@@ -5,12 +5,22 @@ import { loadFlowRun, newFlowRunState, saveFlowRun } from '../../flow/run-state.
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
-import type { FlowRunOptions } from '../commands/flow.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { formatFinding } from '../load-graph.js';
 import { modelsForFile } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
+
+/** `flow run`'s options as commander parses them. */
+export interface FlowRunOptions extends ModelOptionValues {
+  input: Record<string, string>;
+  concurrency?: number;
+  state?: string;
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
 
 /** How long a second Ctrl+C waits for the pass to save before the process exits anyway. */
 const EXIT_GRACE_MS = 3000;

@@ -18,14 +18,39 @@ import { EventBus } from '../../events.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
-import type { RunOptions } from '../commands/run.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
 import { modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 import type { LongTermMemory } from '../../../tools/command.js';
+
+/** `run`'s options as commander parses them. */
+export interface RunOptions extends ModelOptionValues {
+  goal?: string[];
+  name?: string;
+  role?: string;
+  workspace?: string;
+  resume?: string;
+  yes?: boolean;
+  continuous?: number;
+  allow?: string[];
+  allowWeb?: string[];
+  allowPrivateNetwork?: boolean;
+  /** A namespace, true for the default (the agent's), false for none (--no-memory). */
+  memory: string | boolean;
+  contextTokens?: number;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxTime?: number;
+  answers: 'auto' | 'json';
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
 
 /** Steps a new run may take unless --max-steps says otherwise. */
 export const DEFAULT_MAX_STEPS = 50;
