@@ -6,7 +6,8 @@
  */
 import { graphFileSchema, type GraphFile, type NodeSpecInput } from '../src/graph/schema.js';
 import { endingNodes } from './ending.js';
-import type { DotDraft, NodeFields } from './node-fields.js';
+import type { DotDraft } from './dot-problems.js';
+import type { NodeFields } from './node-fields.js';
 
 /** What a designed graph is called and what it is for. */
 export interface GraphIdentity {

@@ -22,7 +22,7 @@ import { UsageMeter, type UsageTotals } from '../src/llm/usage.js';
 import { extractDot } from './dot.js';
 import { designerHelpers, repairContext, usableDraft, type DesignRun } from './host.js';
 import { DEFAULT_DESIGN_LIMITS, type DesignLimits } from './limits.js';
-import type { DotDraft } from './node-fields.js';
+import type { DotDraft } from './dot-problems.js';
 import { saveDesignedGraph, savePartialWork, type SavedGraph } from './output.js';
 import { repairNodes } from './repair.js';
 import { checkGraph, type CheckFigures } from './check.js';

@@ -31,6 +31,13 @@ export interface DraftEdge {
   label: string;
 }
 
+/** A DOT graph as the designer reads it: labelled nodes and edges, and where the conversation starts. */
+export interface DotDraft {
+  nodes: DraftNode[];
+  edges: DraftEdge[];
+  start?: string | undefined;
+}
+
 /** The id that marks the first turn of the conversation. */
 export const START_ID = 'start';
 

@@ -4,9 +4,15 @@
  * `dot-problems.ts`). Problems are sentences to send back to the model, never exceptions.
  */
 import { graphviz } from '../src/export/graphviz.js';
-import { draftProblems, findStart, type DotLimits, type DotProblem, type DraftEdge } from './dot-problems.js';
+import {
+  draftProblems,
+  findStart,
+  type DotDraft,
+  type DotLimits,
+  type DotProblem,
+  type DraftEdge,
+} from './dot-problems.js';
 import { DEFAULT_DESIGN_LIMITS } from './limits.js';
-import type { DotDraft } from './node-fields.js';
 
 /** A DOT draft as read: nodes and edges in declaration order, the start node, and what must change. */
 export interface ParsedDot extends DotDraft {

@@ -6,8 +6,7 @@
  * so the model writes those turns' questions and choices with the way out among them.
  */
 import { MAX_CHOICES, saysGoodbye } from '../src/graph/lint.js';
-import type { DraftEdge, DraftNode } from './dot-problems.js';
-import type { DotDraft } from './node-fields.js';
+import type { DotDraft, DraftEdge, DraftNode } from './dot-problems.js';
 
 /** The id the designer's prompt gives the closing turn. */
 const GOODBYE_ID = 'goodbye';

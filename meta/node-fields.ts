@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { schemaFor } from '../src/llm/structured.js';
 import type { ChatMessage } from '../src/llm/types.js';
-import type { DraftEdge, DraftNode } from './dot-problems.js';
+import type { DotDraft } from './dot-problems.js';
 import { endingNodes } from './ending.js';
 
 /** A node of the DOT draft with the edges around it, as the field-writing prompt describes it. */
@@ -24,13 +24,6 @@ export interface NodeBrief {
   start: boolean;
   /** True for a node after which the conversation ends (see ending.ts). */
   ending: boolean;
-}
-
-/** A DOT graph as the designer reads it: labelled nodes and edges, and where the conversation starts. */
-export interface DotDraft {
-  nodes: DraftNode[];
-  edges: DraftEdge[];
-  start?: string | undefined;
 }
 
 /** One brief per node, in node order; edge order is kept because it fixes the order of transitions. */

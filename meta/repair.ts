@@ -8,7 +8,8 @@ import { graphFileSchema, type GraphFile, type NodeSpec } from '../src/graph/sch
 import type { ChatMessage, LanguageModel } from '../src/llm/types.js';
 import { nodeNames, withFields } from './assemble.js';
 import { mapBounded } from '../src/map-bounded.js';
-import { nodeBriefs, nodeFieldsMessages, type DotDraft, type NodeFields } from './node-fields.js';
+import type { DotDraft } from './dot-problems.js';
+import { nodeBriefs, nodeFieldsMessages, type NodeFields } from './node-fields.js';
 import { writeOne } from './write-fields.js';
 
 /** Something wrong with one node, in words the model can act on. */

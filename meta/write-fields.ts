@@ -11,13 +11,13 @@ import { isUserError } from '../src/errors.js';
 import { generateObject } from '../src/llm/structured.js';
 import type { ChatMessage, LanguageModel } from '../src/llm/types.js';
 import { mapBounded } from '../src/map-bounded.js';
+import type { DotDraft } from './dot-problems.js';
 import {
   nodeBatchMessages,
   nodeBatchSchema,
   nodeBriefs,
   nodeFieldsMessages,
   nodeFieldsSchema,
-  type DotDraft,
   type NodeBrief,
   type NodeFields,
 } from './node-fields.js';

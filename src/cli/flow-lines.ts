@@ -4,7 +4,7 @@
  */
 import type { AgentEvent, EventBus } from '../events.js';
 import type { PassReport } from '../flow/runner.js';
-import { terminalSafe } from './terminal.js';
+import { terminalSafe } from '../tui/terminal-safe.js';
 import { plural } from './words.js';
 
 /** The longest stretch of a reason or an answer shown on one progress line. */

@@ -6,7 +6,7 @@
 import type { EventBus, GoalSpend } from '../events.js';
 import type { RunState } from '../autonomous/run-state.js';
 import { spendOf } from '../autonomous/budget.js';
-import { terminalSafe } from './terminal.js';
+import { terminalSafe } from '../tui/terminal-safe.js';
 
 /** Characters of a command's arguments or result shown on a step's line. */
 const SHOWN_CHARS = 160;

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { isCallAction, parseTransition } from '../graph/parse.js';
 import { startedWithoutNodeSnapshot } from '../sandbox/isolated-vm.js';
+import { leaveCtrlCToChild } from './interrupt.js';
 
 /** Runs this command again in a process that can run the sandbox, unless this one can. */
 export async function restartForSandbox(): Promise<void> {
@@ -16,9 +17,8 @@ export async function restartForSandbox(): Promise<void> {
   // The same process, pid, terminal and signals, with the flag: nothing is left to forward.
   if (process.platform !== 'win32' && process.execve)
     process.execve(process.execPath, [process.execPath, ...args]);
-  // Windows has no exec: a child runs the command on the same console, which gives Ctrl+C to both; the
-  // child decides what it does.
-  process.on('SIGINT', () => undefined);
+  // Windows has no exec: a child runs the command on the same console.
+  leaveCtrlCToChild();
   const { spawnSync } = await import('node:child_process');
   const child = spawnSync(process.execPath, args, { stdio: 'inherit' });
   process.exit(child.status ?? 1);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assembleGraph, nodeNames } from '../../meta/assemble.js';
-import type { DotDraft, NodeFields } from '../../meta/node-fields.js';
+import type { DotDraft } from '../../meta/dot-problems.js';
+import type { NodeFields } from '../../meta/node-fields.js';
 import { hasErrors, lintGraph } from '../../src/graph/lint.js';
 
 const draft: DotDraft = {

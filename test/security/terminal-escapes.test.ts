@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { terminalSafe } from '../../src/cli/terminal.js';
+import { terminalSafe } from '../../src/tui/terminal-safe.js';
 import { fileOf } from '../support/agents.js';
 import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';

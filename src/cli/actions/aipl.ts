@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { buffer as readStream } from 'node:stream/consumers';
 import type { Template } from '../../aipl/ast.js';
+import { STATE_NAME } from '../../aipl/names.js';
 import { outlineTemplate, type TemplateOutline } from '../../aipl/outline.js';
 import { AiplSyntaxError, parseTemplate } from '../../aipl/parse.js';
 import { AiplCache, DEFAULT_AIPL_SETTINGS, renderWithModel, type PhaseResult } from '../../aipl/phase.js';
@@ -20,11 +21,27 @@ import {
   type LanguageModel,
   type ModelSet,
 } from '../../llm/types.js';
-import { STATE_NAME, type AiplCheckOptions, type AiplRenderOptions } from '../commands/aipl.js';
 import { hasModelFlags, modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { isStateText, replay } from '../../store/conversation-journal.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { plural } from '../words.js';
+
+/** `aipl check`'s options as commander parses them. */
+export interface AiplCheckOptions {
+  json?: boolean;
+}
+
+/** `aipl render`'s options as commander parses them. */
+export interface AiplRenderOptions extends ModelOptionValues {
+  state?: string;
+  /** `--set` values by name, in the order given (a later one wins). */
+  set?: [name: string, value: string][];
+  char: string;
+  user: string;
+  now?: Date;
+  json?: boolean;
+}
 
 /** One file's result, as `check --json` prints it: an outline when it parses, where it fails when not. */
 type CheckReport = { file: string } & (

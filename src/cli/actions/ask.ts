@@ -1,9 +1,14 @@
 /** What `meta-agent ask` does (declared in ../commands/ask.ts). */
 import { UsageMeter, formatUsage } from '../../llm/usage.js';
 import type { ChatMessage } from '../../llm/types.js';
-import type { AskOptions } from '../commands/ask.js';
 import { modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `ask`'s options as commander parses them. */
+export interface AskOptions extends ModelOptionValues {
+  system?: string;
+}
 
 /** Sends `text` to the chatbot model and streams the answer to stdout; usage goes to stderr. */
 export async function runAsk(text: string, options: AskOptions): Promise<void> {

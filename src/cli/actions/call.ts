@@ -5,9 +5,14 @@ import { parseFunctionCall } from '../../graph/parse.js';
 import type { GraphView } from '../../graph/view.js';
 import { formatUsage } from '../../llm/usage.js';
 import { printCodeLogs } from '../code-logs.js';
-import type { CallOptions } from '../commands/call.js';
 import { openAgent } from '../open-agent.js';
+import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `call`'s options as commander parses them. */
+export interface CallOptions extends ModelOptionValues, GoalLoopOptionValues {
+  selfReferential?: boolean;
+}
 
 /** Runs the callable node `text` names in the graph at `path` and prints its result as JSON. */
 export async function runCall(path: string, text: string, options: CallOptions): Promise<void> {

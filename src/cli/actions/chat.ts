@@ -4,10 +4,22 @@ import { VersionedGraph } from '../../graph/versioned.js';
 import { chatInLines, printEvents } from '../chat-lines.js';
 import { Conversation } from '../../engine/conversation.js';
 import { printCodeLogs } from '../code-logs.js';
-import type { ChatOptions } from '../commands/chat.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
+import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { writeOut, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
+
+/** `chat`'s options as commander parses them. */
+export interface ChatOptions extends ModelOptionValues, GoalLoopOptionValues {
+  state?: string;
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+  start?: string;
+  agentName?: string;
+  userName?: string;
+  selfReferential?: boolean;
+}
 
 /** Opens the graph at `path` and holds the conversation, in the terminal UI or line by line. */
 export async function runChat(path: string, options: ChatOptions): Promise<void> {

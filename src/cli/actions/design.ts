@@ -7,12 +7,21 @@ import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { ResolvedEndpoint } from '../../llm/config.js';
 import { fileStore } from '../../store/files.js';
-import type { DesignOptions } from '../commands/design.js';
 import { designSummary, printStageLines } from '../design-report.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { plural } from '../words.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `design`'s options as commander parses them. */
+export interface DesignOptions extends ModelOptionValues {
+  output: string;
+  name?: string;
+  force?: boolean;
+  check?: number;
+  concurrency?: number;
+}
 
 /** Designs a graph from `description` and writes it, with its views, into the output folder. */
 export async function runDesign(description: string, options: DesignOptions): Promise<void> {

@@ -11,8 +11,13 @@ import {
 import { exportGraph, type ExportResult } from '../../export/formats.js';
 import { isFlowPath, loadFlowFile } from '../../flow/load.js';
 import { loadGraphFile, writeFileAtomic } from '../../graph/load.js';
-import type { ExportOptions } from '../commands/export.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `export`'s options as commander parses them. */
+export interface ExportOptions {
+  format?: string;
+  output?: string;
+}
 
 /**
  * Writes the graph or flow file at `path` (a flow is a `.flow.json` file) in the chosen format, to the

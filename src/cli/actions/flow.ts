@@ -6,15 +6,23 @@ import { runFlowPass, type PassReport } from '../../flow/runner.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
 import { printEvents } from '../chat-lines.js';
-import type { FlowRunOptions } from '../commands/flow.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
+import { stopOnCtrlC } from '../interrupt.js';
 import { formatFinding } from '../load-graph.js';
 import { modelsForFile } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 
-/** How long a second Ctrl+C waits for the pass to save before the process exits anyway. */
-const EXIT_GRACE_MS = 3000;
+/** `flow run`'s options as commander parses them. */
+export interface FlowRunOptions extends ModelOptionValues {
+  input: Record<string, string>;
+  concurrency?: number;
+  state?: string;
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
 
 /** Runs one pass of the flow at `path` and prints its answers. */
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
@@ -48,7 +56,9 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         ...(options.state !== undefined && { savedTo: shown(options.state) }),
       })
     : undefined;
-  const stop = onCtrlC();
+  // Ctrl+C stops the pass (saved at its last step); a second press exits at once. The handler stays until
+  // the process ends, so a press while the view unmounts still exits 130.
+  const { signal: stop } = stopOnCtrlC({ afterStop: 'exit' });
   let report: PassReport;
   try {
     report = await runFlowPass(
@@ -83,18 +93,4 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         : `[flow] stopped; finish the pass with: meta-agent flow run ${shown(path)} --state ${shown(options.state)}\n`,
     );
   process.exitCode = report.interrupted ? 130 : report.complete ? 0 : 1;
-}
-
-/**
- * Ctrl+C stops the pass (saved at its last step); a second press exits at once. The handler stays until
- * the process ends, so a press while the view unmounts still exits 130.
- */
-function onCtrlC(): AbortSignal {
-  const controller = new AbortController();
-  process.on('SIGINT', () => {
-    if (controller.signal.aborted) process.exit(130);
-    controller.abort();
-    setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
-  });
-  return controller.signal;
 }

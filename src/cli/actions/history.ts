@@ -12,10 +12,18 @@ import {
 } from '../../graph/load.js';
 import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
-import type { HistoryOptions } from '../commands/history.js';
 import { isStateText, replay } from '../../store/conversation-journal.js';
 import { exportGraph } from '../../export/formats.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `history`'s options as commander parses them. */
+export interface HistoryOptions {
+  diff?: string[];
+  revert?: string;
+  output?: string;
+  aipl?: boolean;
+  json?: boolean;
+}
 
 /** What a file holds of a conversation's history: a graph's versions, an AIPL log, or both. */
 interface Saved {

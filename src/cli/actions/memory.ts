@@ -7,16 +7,6 @@ import { UserError, isUserError } from '../../errors.js';
 import type { LanguageModel } from '../../llm/types.js';
 import { SHARED_NAMESPACE, listNamespaces, namespaceProblem } from '../../../memory/namespaces.js';
 import { EMBED_BATCH, type MemoryStore } from '../../../memory/store.js';
-import type {
-  MemoryAddOptions,
-  MemoryForgetOptions,
-  MemoryImportOptions,
-  MemoryListOptions,
-  MemoryModelOptions,
-  MemoryOptions,
-  MemorySearchOptions,
-  MemoryStatsOptions,
-} from '../commands/memory.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { hitLines, listLine, statsLines } from '../memory-lines.js';
 import { parseImport, readImport, type ImportEntry } from '../memory-import.js';
@@ -24,6 +14,42 @@ import { hasModelFlags, modelsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { plural } from '../words.js';
+
+/** What every memory subcommand takes. */
+export interface MemoryOptions {
+  namespace: string;
+  workspace?: string;
+}
+
+/** Options of the subcommands that embed, and so take the model options. */
+export type MemoryModelOptions = MemoryOptions & ModelOptionValues;
+
+export interface MemoryAddOptions extends MemoryModelOptions {
+  meta?: Record<string, string>;
+}
+
+export interface MemorySearchOptions extends MemoryModelOptions {
+  limit: number;
+  json?: boolean;
+}
+
+export interface MemoryListOptions extends MemoryOptions {
+  limit?: number;
+  json?: boolean;
+}
+
+export interface MemoryForgetOptions extends MemoryOptions {
+  match?: string;
+  json?: boolean;
+}
+
+export interface MemoryImportOptions extends MemoryModelOptions {
+  json?: boolean;
+}
+
+export interface MemoryStatsOptions extends MemoryModelOptions {
+  json?: boolean;
+}
 
 /** An import or reindex of at least this many memories reports progress even when stderr is not a terminal. */
 const LONG_JOB = 1000;

@@ -21,10 +21,14 @@ import {
   runtimeDir,
   runtimeInstalled,
 } from '../../llm/local/runtime.js';
-import type { ModelsListOptions } from '../commands/models.js';
 import { downloadProgress } from '../download-progress.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { writeErr, writeOut } from '../terminal.js';
+
+/** `models list`'s options as commander parses them. */
+export interface ModelsListOptions {
+  json?: boolean;
+}
 
 export async function listLocalModels(options: ModelsListOptions): Promise<void> {
   const models = await listCachedModels();

@@ -15,20 +15,43 @@ import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
 import type { Store } from '../../store/store.js';
 import { printEvents } from '../chat-lines.js';
-import type { RunOptions } from '../commands/run.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
+import { stopOnCtrlC } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
+import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 import type { LongTermMemory } from '../../../tools/command.js';
 
+/** `run`'s options as commander parses them. */
+export interface RunOptions extends ModelOptionValues {
+  goal?: string[];
+  name?: string;
+  role?: string;
+  workspace?: string;
+  resume?: string;
+  yes?: boolean;
+  continuous?: number;
+  allow?: string[];
+  allowWeb?: string[];
+  allowPrivateNetwork?: boolean;
+  /** A namespace, true for the default (the agent's), false for none (--no-memory). */
+  memory: string | boolean;
+  contextTokens?: number;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxTime?: number;
+  answers: 'auto' | 'json';
+  json?: boolean;
+  trace?: string;
+  tui: boolean;
+}
+
 /** Steps a new run may take unless --max-steps says otherwise. */
 export const DEFAULT_MAX_STEPS = 50;
-
-/** How long a second Ctrl+C waits for the run to save before the process exits anyway. */
-const EXIT_GRACE_MS = 3000;
 
 export async function runGoals(options: RunOptions): Promise<void> {
   const interactive =
@@ -169,7 +192,17 @@ async function goOn(
     },
     events: bus,
   });
-  const ctrlC = onCtrlC(loop, ui);
+  // In the run view, Ctrl+C once asks before the next command and twice stops the run (saved at its last
+  // phase) and exits 130. Without the view there is nobody to ask, so the first press stops it.
+  const ctrlC = stopOnCtrlC({
+    first: ui
+      ? () => {
+          loop.interrupt();
+          ui.notice('Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit');
+        }
+      : undefined,
+    afterStop: 'wait',
+  });
   try {
     const ended = await loop.run(ctrlC.signal);
     // The view's last frame stays on screen; the summary comes after it, as in a pipe.
@@ -315,31 +348,6 @@ async function openResources(
       `cannot open the run's workspace ${state.workspace}: ${(error as Error).message}`,
     );
   }
-}
-
-/**
- * In the run view, Ctrl+C once asks before the next command and twice stops the run (saved) and exits
- * 130. Without the view there is nobody to ask, so the first press stops it.
- */
-function onCtrlC(
-  loop: GoalLoop,
-  ui: { notice(text: string): void } | undefined,
-): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  let presses = 0;
-  const handler = () => {
-    presses += 1;
-    if (presses === 1 && ui) {
-      loop.interrupt();
-      ui.notice('Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit');
-      return;
-    }
-    controller.abort();
-    // The run saves at its last phase; a command that does not stop still cannot hold the process.
-    setTimeout(() => process.exit(130), EXIT_GRACE_MS).unref();
-  };
-  process.on('SIGINT', handler);
-  return { signal: controller.signal, dispose: () => process.off('SIGINT', handler) };
 }
 
 function exitCodeOf(state: RunState, interrupted: boolean): number {

@@ -4,11 +4,20 @@ import { seededRandom, simulateConversations, type SimulationReport } from '../.
 import { UserError } from '../../errors.js';
 import { Interrupted, untilAborted } from '../../interrupt.js';
 import { formatUsage } from '../../llm/usage.js';
-import type { SimulateOptions } from '../commands/simulate.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { openAgent } from '../open-agent.js';
+import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { formatSummary, progressLine, summarize, transcriptOf } from '../simulation-report.js';
 import { writeOut, writeErr } from '../terminal.js';
+
+/** `simulate`'s options as commander parses them. */
+export interface SimulateOptions extends ModelOptionValues, GoalLoopOptionValues {
+  conversations: number;
+  turns: number;
+  seed?: number;
+  json?: boolean;
+  selfReferential?: boolean;
+}
 
 /** Simulates the conversations with the graph at `path`, with progress on stderr and the report on stdout. */
 export async function runSimulate(path: string, options: SimulateOptions): Promise<void> {

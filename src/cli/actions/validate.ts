@@ -3,9 +3,13 @@ import { InvalidFileError, isUserError, type UserError } from '../../errors.js';
 import { lintFlow } from '../../flow/lint.js';
 import { isFlowPath, loadFlowFile } from '../../flow/load.js';
 import type { Finding } from '../../graph/lint.js';
-import type { ValidateOptions } from '../commands/validate.js';
 import { countFindings, formatFinding, openGraph } from '../load-graph.js';
 import { writeOut } from '../terminal.js';
+
+/** `validate`'s options as commander parses them. */
+export interface ValidateOptions {
+  json?: boolean;
+}
 
 /** The result for one file, as `--json` prints it. */
 interface FileReport {

@@ -5,7 +5,9 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import { STATE_NAME } from '../../aipl/names.js';
+import type { AiplCheckOptions, AiplRenderOptions } from '../actions/aipl.js';
+import { MODEL_OPTIONS_HELP, addModelOptions } from '../options.js';
 
 const CHECK_EXAMPLES = `
 Examples:
@@ -54,22 +56,6 @@ yes/no) renders with no model configured; one that does needs the model options 
 Exit code: 0 when rendered, 1 when a model call failed, 2 for a bad template, option or input file.
 ${MODEL_OPTIONS_HELP}`;
 
-/** `aipl check`'s options as commander parses them. */
-export interface AiplCheckOptions {
-  json?: boolean;
-}
-
-/** `aipl render`'s options as commander parses them. */
-export interface AiplRenderOptions extends ModelOptionValues {
-  state?: string;
-  /** `--set` values by name, in the order given (a later one wins). */
-  set?: [name: string, value: string][];
-  char: string;
-  user: string;
-  now?: Date;
-  json?: boolean;
-}
-
 /** Registers `aipl` and its subcommands `check` and `render`. */
 export function register(program: Command): void {
   const aipl = program
@@ -106,9 +92,6 @@ export function register(program: Command): void {
       await runAiplRender(file, options);
     });
 }
-
-/** A name as templates write it, `ns.key` (AIPL names are letters, digits and `_`); `vars.name` too. */
-export const STATE_NAME = /^[A-Za-z0-9_]+\.[A-Za-z0-9_]+$/;
 
 /** `ns.key=value` appended to the values given so far. */
 function setPair(pair: string, previous: [string, string][] | undefined): [string, string][] {

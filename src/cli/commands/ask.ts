@@ -1,6 +1,7 @@
 /** `meta-agent ask TEXT`: one chat completion from the chatbot model, streamed to stdout. */
 import type { Command } from 'commander';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import type { AskOptions } from '../actions/ask.js';
+import { MODEL_OPTIONS_HELP, addModelOptions } from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -13,11 +14,6 @@ Examples:
 The answer goes to stdout as it arrives; the model, tokens, cost and time go to stderr, so
 \`meta-agent ask "…" > answer.txt\` keeps only the answer.
 ${MODEL_OPTIONS_HELP}`;
-
-/** `ask`'s options as commander parses them. */
-export interface AskOptions extends ModelOptionValues {
-  system?: string;
-}
 
 /** Registers `ask`. */
 export function register(program: Command): void {

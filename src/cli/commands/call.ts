@@ -3,6 +3,7 @@
  * literals as arguments, and prints what it returns as JSON.
  */
 import type { Command } from 'commander';
+import type { CallOptions } from '../actions/call.js';
 import {
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
@@ -10,8 +11,6 @@ import {
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
-  type GoalLoopOptionValues,
-  type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
@@ -30,11 +29,6 @@ of the graph exits 2, as bad input; one whose function fails exits 1.
 ${GOAL_LOOP_OPTIONS_HELP}
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
-
-/** `call`'s options as commander parses them. */
-export interface CallOptions extends ModelOptionValues, GoalLoopOptionValues {
-  selfReferential?: boolean;
-}
 
 /** Registers `call`. */
 export function register(program: Command): void {

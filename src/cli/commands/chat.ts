@@ -5,6 +5,7 @@
  * every reply and resumes it in a later run.
  */
 import type { Command } from 'commander';
+import type { ChatOptions } from '../actions/chat.js';
 import {
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
@@ -12,8 +13,6 @@ import {
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
-  type GoalLoopOptionValues,
-  type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
@@ -45,18 +44,6 @@ q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved
 ${GOAL_LOOP_OPTIONS_HELP}
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
-
-/** `chat`'s options as commander parses them. */
-export interface ChatOptions extends ModelOptionValues, GoalLoopOptionValues {
-  state?: string;
-  json?: boolean;
-  trace?: string;
-  tui: boolean;
-  start?: string;
-  agentName?: string;
-  userName?: string;
-  selfReferential?: boolean;
-}
 
 /** Registers `chat`. */
 export function register(program: Command): void {

@@ -5,7 +5,8 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_DESIGN_LIMITS, LOCAL_CONCURRENCY } from '../../../meta/limits.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, type ModelOptionValues } from '../options.js';
+import type { DesignOptions } from '../actions/design.js';
+import { MODEL_OPTIONS_HELP, addModelOptions } from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -21,15 +22,6 @@ The designer is itself a graph (meta/designer.autogram.json): outline -> DOT dra
 When the model's answers cannot be used after the allowed tries, or you press Ctrl+C (exit 130), the
 partial work (outline, DOT draft, the model's last answer) is kept in the output folder as NAME.partial.*.
 ${MODEL_OPTIONS_HELP}`;
-
-/** `design`'s options as commander parses them. */
-export interface DesignOptions extends ModelOptionValues {
-  output: string;
-  name?: string;
-  force?: boolean;
-  check?: number;
-  concurrency?: number;
-}
 
 /** Registers `design`. */
 export function register(program: Command): void {

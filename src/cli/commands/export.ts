@@ -1,6 +1,7 @@
 /** `meta-agent export FILE`: a graph or flow as DOT, SVG, JSON, CSV, Mermaid or an interactive HTML page. */
 import type { Command } from 'commander';
 import { EXPORT_FORMATS, FLOW_EXPORT_FORMATS } from '../../export/format-names.js';
+import type { ExportOptions } from '../actions/export.js';
 
 const EXAMPLES = `
 Examples:
@@ -16,12 +17,6 @@ Formats: ${EXPORT_FORMATS.join(', ')}. A flow (NAME.flow.json): ${FLOW_EXPORT_FO
 Without --format, the extension of -o decides (.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with
 neither, DOT. An existing file keeps its permissions; a FIFO or a device (-o /dev/stdout) is written
 through, never replaced.`;
-
-/** `export`'s options as commander parses them. */
-export interface ExportOptions {
-  format?: string;
-  output?: string;
-}
 
 /** Registers `export`. */
 export function register(program: Command): void {

@@ -5,13 +5,8 @@
  */
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
-import {
-  MODEL_OPTIONS_HELP,
-  SANDBOX_LIMITS_HELP,
-  addModelOptions,
-  positiveInteger,
-  type ModelOptionValues,
-} from '../options.js';
+import type { FlowRunOptions } from '../actions/flow.js';
+import { MODEL_OPTIONS_HELP, SANDBOX_LIMITS_HELP, addModelOptions, positiveInteger } from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -38,16 +33,6 @@ Exit code: 0 when every node has an output, 1 when one failed (and those after i
 a bad flow file, input or state file, 130 after Ctrl+C.
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
-
-/** `flow run`'s options as commander parses them. */
-export interface FlowRunOptions extends ModelOptionValues {
-  input: Record<string, string>;
-  concurrency?: number;
-  state?: string;
-  json?: boolean;
-  trace?: string;
-  tui: boolean;
-}
 
 /** Registers `flow` and its subcommand `run`. */
 export function register(program: Command): void {

@@ -4,6 +4,7 @@
  * written back out as a graph file; and the AIPL log of a conversation whose graph uses AIPL.
  */
 import type { Command } from 'commander';
+import type { HistoryOptions } from '../actions/history.js';
 
 const EXAMPLES = `
 Examples:
@@ -18,15 +19,6 @@ Examples:
 FILE is a conversation state saved by \`chat --state\` (its "graph" field holds the edit history of a
 self-referential run, its "aipl" field the AIPL log of a graph with config.aipl), a bare graph history,
 or a graph file (which has version 0 only).`;
-
-/** `history`'s options as commander parses them. */
-export interface HistoryOptions {
-  diff?: string[];
-  revert?: string;
-  output?: string;
-  aipl?: boolean;
-  json?: boolean;
-}
 
 /** Registers `history`. */
 export function register(program: Command): void {

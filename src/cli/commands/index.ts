@@ -18,7 +18,9 @@ import { register as registerAipl } from './aipl.js';
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
  * arguments, options and help; its action imports the implementation (../actions/NAME.ts) when it runs, so
- * `--help` loads little beyond commander and a command loads only what it uses.
+ * `--help` loads little beyond commander and a command loads only what it uses. The type of a command's
+ * parsed options is declared by the action that reads them; a command imports it as a type only, which
+ * loads nothing, so an action never imports its command.
  */
 export type RegisterCommand = (program: Command) => void;
 

@@ -5,7 +5,16 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { SHARED_NAMESPACE } from '../../../memory/namespaces.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, positiveInteger, type ModelOptionValues } from '../options.js';
+import type {
+  MemoryAddOptions,
+  MemoryForgetOptions,
+  MemoryImportOptions,
+  MemoryListOptions,
+  MemoryModelOptions,
+  MemorySearchOptions,
+  MemoryStatsOptions,
+} from '../actions/memory.js';
+import { MODEL_OPTIONS_HELP, addModelOptions, positiveInteger } from '../options.js';
 
 const WHERE = `
 Memories live in WORKSPACE/.meta-agent/memory/NAMESPACE: -w picks the workspace (default ./workspace,
@@ -27,42 +36,6 @@ Examples:
   $ meta-agent memory stats                                  sizes, model, and every namespace
   $ meta-agent memory reindex --embedder-model nomic-embed-text
 ${WHERE}`;
-
-/** What every memory subcommand takes. */
-export interface MemoryOptions {
-  namespace: string;
-  workspace?: string;
-}
-
-/** Options of the subcommands that embed, and so take the model options. */
-export type MemoryModelOptions = MemoryOptions & ModelOptionValues;
-
-export interface MemoryAddOptions extends MemoryModelOptions {
-  meta?: Record<string, string>;
-}
-
-export interface MemorySearchOptions extends MemoryModelOptions {
-  limit: number;
-  json?: boolean;
-}
-
-export interface MemoryListOptions extends MemoryOptions {
-  limit?: number;
-  json?: boolean;
-}
-
-export interface MemoryForgetOptions extends MemoryOptions {
-  match?: string;
-  json?: boolean;
-}
-
-export interface MemoryImportOptions extends MemoryModelOptions {
-  json?: boolean;
-}
-
-export interface MemoryStatsOptions extends MemoryModelOptions {
-  json?: boolean;
-}
 
 /** Registers `memory` and its subcommands. */
 export function register(program: Command): void {

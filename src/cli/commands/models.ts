@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { DEFAULT_LOCAL_MODEL } from '../../llm/local/model-ref.js';
+import type { ModelsListOptions } from '../actions/models.js';
 
 const WHERE = `
 A model is named hf:OWNER/NAME/FILE.gguf (a file of a Hugging Face repository) and kept in
@@ -22,10 +23,6 @@ Examples:
   $ meta-agent models pull hf:bartowski/Llama-3.2-3B-Instruct-GGUF/Llama-3.2-3B-Instruct-Q4_K_M.gguf
   $ meta-agent models rm hf:bartowski/Llama-3.2-3B-Instruct-GGUF/Llama-3.2-3B-Instruct-Q4_K_M.gguf
 ${WHERE}`;
-
-export interface ModelsListOptions {
-  json?: boolean;
-}
 
 /** Registers `models` and its subcommands. */
 export function register(program: Command): void {

@@ -5,13 +5,8 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import {
-  MODEL_OPTIONS_HELP,
-  addModelOptions,
-  list,
-  positiveInteger,
-  type ModelOptionValues,
-} from '../options.js';
+import type { RunOptions } from '../actions/run.js';
+import { MODEL_OPTIONS_HELP, addModelOptions, list, positiveInteger } from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -48,31 +43,6 @@ Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before
 past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
 (three in a row); refused (nothing may run). Exit 0 for task_complete or n, 1 for the others.
 ${MODEL_OPTIONS_HELP}`;
-
-/** `run`'s options as commander parses them. */
-export interface RunOptions extends ModelOptionValues {
-  goal?: string[];
-  name?: string;
-  role?: string;
-  workspace?: string;
-  resume?: string;
-  yes?: boolean;
-  continuous?: number;
-  allow?: string[];
-  allowWeb?: string[];
-  allowPrivateNetwork?: boolean;
-  /** A namespace, true for the default (the agent's), false for none (--no-memory). */
-  memory: string | boolean;
-  contextTokens?: number;
-  maxSteps?: number;
-  maxTokens?: number;
-  maxCost?: number;
-  maxTime?: number;
-  answers: 'auto' | 'json';
-  json?: boolean;
-  trace?: string;
-  tui: boolean;
-}
 
 /** Registers `run`. */
 export function register(program: Command): void {

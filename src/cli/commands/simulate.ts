@@ -5,14 +5,13 @@
  * simulated user aimed at, and which edges no conversation took.
  */
 import { InvalidArgumentError, type Command } from 'commander';
+import type { SimulateOptions } from '../actions/simulate.js';
 import {
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
-  type GoalLoopOptionValues,
-  type ModelOptionValues,
 } from '../options.js';
 import { restartIfGraphRunsCode } from '../sandbox-process.js';
 
@@ -34,15 +33,6 @@ Progress goes to stderr, one line per conversation; the report goes to stdout. C
 (exit 130) and still reports the conversations that finished.
 ${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
-
-/** `simulate`'s options as commander parses them. */
-export interface SimulateOptions extends ModelOptionValues, GoalLoopOptionValues {
-  conversations: number;
-  turns: number;
-  seed?: number;
-  json?: boolean;
-  selfReferential?: boolean;
-}
 
 /** Registers `simulate`. */
 export function register(program: Command): void {

@@ -1,5 +1,6 @@
 /** `meta-agent validate FILE…`: every lint finding of graph and flow files, and an exit code for CI. */
 import type { Command } from 'commander';
+import type { ValidateOptions } from '../actions/validate.js';
 
 const EXAMPLES = `
 Examples:
@@ -12,11 +13,6 @@ Examples:
 Exit code: 0 when no file has errors (warnings are fine); 1 when a graph or flow has errors or a file is
 not one at all (empty, not JSON or CSV, against the schema); 2 when a file cannot be read (missing, a
 folder, an unknown extension).`;
-
-/** `validate`'s options as commander parses them. */
-export interface ValidateOptions {
-  json?: boolean;
-}
 
 /** Registers `validate`. */
 export function register(program: Command): void {

@@ -5,7 +5,7 @@
  * state, and is shortened again where it is drawn.
  */
 import { stripVTControlCharacters } from 'node:util';
-import { terminalSafe } from '../../cli/terminal.js';
+import { terminalSafe } from '../terminal-safe.js';
 
 /** Most characters of one piece of model or tool text the view keeps. */
 export const MAX_SHOWN_CHARS = 8000;
