@@ -28,23 +28,14 @@ const LAYERS = [
   [{ folder: 'src/aipl/' }],
   [{ folder: 'src/engine/' }],
   [{ folder: 'tools/' }],
-  [{ folder: 'src/autonomous/' }, { folder: 'src/flow/' }, { folder: 'meta/' }],
+  [{ folder: 'src/autonomous/' }, { folder: 'src/flow/' }],
+  [{ folder: 'src/export/' }],
+  [{ folder: 'meta/' }],
   [{ folder: 'src/store/' }],
   [{ folder: 'src/agent/' }],
-  [{ folder: 'src/export/' }],
   [{ folder: 'src/tui/' }],
   [{ folder: 'src/cli/' }],
   [{ folder: 'bin/' }],
-];
-
-/**
- * Imports known to go up, each with the one target it may reach: the designer writes its graph's DOT,
- * SVG and HTML views with src/export, and parses DOT drafts with its Graphviz. Either meta/ is handed
- * what draws the views, or src/export moves below meta/; until then these, and only these, pass.
- */
-const KNOWN_UPWARD = [
-  { from: 'meta/output.ts', to: 'src/export/' },
-  { from: 'meta/dot.ts', to: 'src/export/graphviz.ts' },
 ];
 
 const OURS = '^(src|meta|tools|memory|bin)/';
@@ -61,28 +52,15 @@ function layerRules() {
     const own = layer.map(({ folder }) => folder);
     for (const { folder, onlyLeaves } of layer) {
       const allowed = onlyLeaves ? [...LEAVES, folder] : [...below, ...own];
-      const known = KNOWN_UPWARD.filter(({ from }) => from.startsWith(folder));
-      const rule = {
+      rules.push({
         name: `layer:${folder}`,
         comment: onlyLeaves
           ? `${folder} may import only itself and the leaf modules.`
           : `${folder} may import only its own layer (${own.join(', ')}) and the layers below it (the order is LAYERS in .dependency-cruiser.mjs).`,
         severity: 'error',
-        from: {
-          path: anyOf([folder]),
-          ...(known.length > 0 && { pathNot: `${anyOf(known.map(({ from }) => from))}$` }),
-        },
+        from: { path: anyOf([folder]) },
         to: { path: OURS, pathNot: anyOf(allowed) },
-      };
-      rules.push(rule);
-      for (const { from, to } of known)
-        rules.push({
-          ...rule,
-          name: `${rule.name}(${from})`,
-          comment: `${rule.comment} Of the layers above, ${from} may import ${to} only (KNOWN_UPWARD).`,
-          from: { path: `${anyOf([from])}$` },
-          to: { path: OURS, pathNot: anyOf([...allowed, to]) },
-        });
+      });
     }
     below.push(...own);
   }
