@@ -9,7 +9,7 @@
  * cluster nearly equal (the 10th neighbour of a query is barely closer than its 100th), whereas real
  * embeddings, whose variance falls off over their principal directions, give it more to go on.
  */
-import type { Embedder } from '../memory/store.js';
+import type { Embedder } from '../memory/embedding.js';
 import { seededRandom } from '../src/engine/simulate.js';
 
 export const DIMENSIONS = 384;

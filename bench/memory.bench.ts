@@ -28,8 +28,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Manifest } from '../memory/manifest.js';
-import { MANIFEST_FILE, MemoryStore } from '../memory/store.js';
+import { MANIFEST_FILE, type Manifest } from '../memory/manifest.js';
+import { MemoryStore } from '../memory/store.js';
 import { SEARCH_EF, VectorIndex } from '../memory/vector-index.js';
 import {
   clusteredVectors,

@@ -3,7 +3,8 @@
  * archive). A file is opened once, without following a symlink and without blocking (a FIFO then opens
  * at once instead of waiting for a writer), and used only when that open file is a regular file of a
  * sensible size. Everything after works on that one open file: its bytes are read, hashed and handed to
- * hnswlib from it, so a rename or removal in the folder meanwhile cannot change what is read.
+ * hnswlib from it, so a rename or removal in the folder meanwhile cannot change what is read. A file
+ * of ours is written whole and flushed before anything names it.
  */
 import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
@@ -80,6 +81,27 @@ export async function readRegular(path: string, maxBytes: number): Promise<Buffe
     return await readAll(file);
   } finally {
     await file.handle.close();
+  }
+}
+
+/** Makes the file at `path` (never over one there) holding `text`, flushed to disk. */
+export async function writeDurable(path: string, text: string | Buffer): Promise<void> {
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes to disk the file a library wrote at `path` (hnswlib). */
+export async function flush(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -2,9 +2,19 @@
  * The manifest beside a namespace's files, `manifest.json`: the index's space, dimensions and embedding
  * model, and the snapshot of the log the index files hold. It is checked before an index file is
  * loaded: hnswlib reads a file of another dimension without complaint and answers NaN, and a file it
- * was not given by us (a shared folder) must match the size and digest recorded here first.
+ * was not given by us (a shared folder) must match the size and digest recorded here first. A manifest
+ * that is not one is damage; none yet is a new namespace's.
  */
+import { join } from 'node:path';
 import { z } from 'zod';
+import { replaceFile } from '../src/write-file.js';
+import { MemoryDamaged, readRegular, UnusableFile } from './files.js';
+import { DEFAULT_SHAPE } from './vector-index.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+
+/** The largest manifest read: it is a few lines. */
+const MAX_MANIFEST_BYTES = 1 << 20;
 
 export const MANIFEST_FORMAT = 'meta-agent/memory@1';
 
@@ -41,6 +51,8 @@ const snapshotSchema = z.strictObject({
   words: wordsSchema,
 });
 
+export type Snapshot = z.infer<typeof snapshotSchema>;
+
 export const manifestSchema = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),
   space: z.literal('cosine'),
@@ -54,3 +66,34 @@ export const manifestSchema = z.strictObject({
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;
+
+/** The manifest in `folder`, or a new namespace's when there is none. Throws MemoryDamaged for any other. */
+export async function readManifest(folder: string): Promise<Manifest> {
+  const path = join(folder, MANIFEST_FILE);
+  let bytes: Buffer | undefined;
+  try {
+    bytes = await readRegular(path, MAX_MANIFEST_BYTES);
+  } catch (error) {
+    if (error instanceof UnusableFile) throw new MemoryDamaged(`${path} cannot be read: ${error.message}`);
+    throw error;
+  }
+  if (bytes === undefined) return { format: MANIFEST_FORMAT, space: 'cosine', ...DEFAULT_SHAPE };
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new MemoryDamaged(`${path} is not JSON`);
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    throw new MemoryDamaged(`${path} is not a memory manifest (${where}${issue.message})`);
+  }
+  return parsed.data;
+}
+
+/** Replaces the manifest in `folder` at once, flushed: a reader finds the old one or this one. */
+export async function writeManifest(folder: string, manifest: Manifest): Promise<void> {
+  await replaceFile(join(folder, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`, { durable: true });
+}

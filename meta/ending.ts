@@ -5,7 +5,8 @@
  * a goodbye: `withEnding` adds the goodbye turn and the edges to it, before the node fields are written,
  * so the model writes those turns' questions and choices with the way out among them.
  */
-import { MAX_CHOICES, saysGoodbye } from '../src/graph/lint.js';
+import { saysGoodbye } from '../src/graph/lint-paths.js';
+import { MAX_CHOICES } from '../src/graph/lint-transitions.js';
 import type { DotDraft, DraftEdge, DraftNode } from './dot-problems.js';
 
 /** The id the designer's prompt gives the closing turn. */

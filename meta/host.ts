@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { UserError } from '../src/errors.js';
-import { lintGraph, MAX_CHOICES } from '../src/graph/lint.js';
+import { lintGraph } from '../src/aipl/lint.js';
+import { MAX_CHOICES } from '../src/graph/lint-transitions.js';
 import { graphFileSchema, type GraphFile } from '../src/graph/schema.js';
 import type { LanguageModel } from '../src/llm/types.js';
 import { assembleGraph, type GraphIdentity } from './assemble.js';

@@ -1,7 +1,8 @@
 /** `append_to_file {file, text}`: the seed's command that adds text at the end of a workspace file. */
 import { z } from 'zod';
 import { defineCommand } from './command.js';
-import { describeBytes, workspacePath } from './workspace.js';
+import { describeBytes } from './workspace.js';
+import { workspacePath } from './workspace-path.js';
 
 export const appendToFile = defineCommand({
   name: 'append_to_file',

@@ -1,7 +1,7 @@
 /** `delete_file {file}`: the seed's command that deletes one workspace file. */
 import { z } from 'zod';
 import { defineCommand } from './command.js';
-import { workspacePath } from './workspace.js';
+import { workspacePath } from './workspace-path.js';
 
 export const deleteFile = defineCommand({
   name: 'delete_file',

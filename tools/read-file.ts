@@ -1,7 +1,7 @@
 /** `read_file {file}`: the seed's command that returns a workspace file's text. */
 import { z } from 'zod';
 import { defineCommand } from './command.js';
-import { workspacePath } from './workspace.js';
+import { workspacePath } from './workspace-path.js';
 
 export const readFile = defineCommand({
   name: 'read_file',

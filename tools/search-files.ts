@@ -1,7 +1,8 @@
 /** `search_files {directory}`: the seed's command that lists the files under a workspace folder. */
 import { z } from 'zod';
 import { defineCommand } from './command.js';
-import { LIST_LIMIT, workspacePath } from './workspace.js';
+import { LIST_LIMIT } from './workspace.js';
+import { workspacePath } from './workspace-path.js';
 
 export const searchFiles = defineCommand({
   name: 'search_files',

@@ -14,7 +14,7 @@ import type { Interpreter } from '../src/engine/interpreter.js';
 import { conversationGraph } from '../src/engine/self-mode.js';
 import { parseState, saveState, type ConversationState } from '../src/engine/state.js';
 import { schemaRefFor } from '../src/graph/json-schema.js';
-import { lintGraph } from '../src/graph/lint.js';
+import { lintGraph } from '../src/aipl/lint.js';
 import { graphFormatOf, graphNameFromPath, parseGraphJson, parseGraphObject } from '../src/graph/load.js';
 import type { GraphFile } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';

@@ -1,15 +1,13 @@
 /**
- * The run's file jail. Every path the model names is relative to the workspace root, and is checked
- * before anything touches the disk in AutoGPT forge's order (`_sanitize_path`): NUL bytes first, then
- * the path's text (no `..`, no absolute or Windows paths, no control, invisible or look-alike
- * characters), then resolution, symlink by symlink, each of which must stay inside the root. The
- * reserved `.meta-agent` folder at the root holds the run's own state and allow rules and is out of
- * reach. Files are created with O_NOFOLLOW (and O_EXCL for temporary files), so a symlink swapped in
- * after the check is not followed out; the folders above a file are checked, not held open, since
- * Node has no openat(2). A file with other hard links is never written through: `write` renames a new
- * file over it and `append` appends to a copy renamed over it, so a hard link to a file outside the
- * workspace changes nothing there. Reading one is allowed: the agent has no way to make a hard link,
- * so one in the workspace is a file the user put there, as readable as a copy would be.
+ * The run's file jail. Every path the model names is relative to the workspace root; its text is
+ * checked first (workspace-path.ts), then it is resolved, symlink by symlink, each of which must stay
+ * inside the root and out of the reserved `.meta-agent` folder, which holds the run's own state and
+ * allow rules. Files are created with O_NOFOLLOW (and O_EXCL for temporary files), so a symlink
+ * swapped in after the check is not followed out; the folders above a file are checked, not held
+ * open, since Node has no openat(2). A file with other hard links is never written through: `write`
+ * renames a new file over it and `append` appends to a copy renamed over it, so a hard link to a file
+ * outside the workspace changes nothing there. Reading one is allowed: the agent has no way to make a
+ * hard link, so one in the workspace is a file the user put there, as readable as a copy would be.
  *
  * Messages are written for the model, which is told them and goes on: they name paths relative to the
  * workspace, never the host's, and say what to do instead.
@@ -29,112 +27,19 @@ import {
 import { dirname, join, relative as relativeTo, sep } from 'node:path';
 import { removeStaleTemps, tempPathFor } from '../src/write-file.js';
 import type { WorkspaceFiles } from './command.js';
+import { JailError, RESERVED_FOLDER, isAcceptedPath, shownPath, workspacePath } from './workspace-path.js';
 
-/** The folder at the root where the run keeps its saved state and allow rules. */
-export const RESERVED_FOLDER = '.meta-agent';
 /** The largest file `read` returns. */
 export const MAX_READ_BYTES = 1024 * 1024;
-/** The longest path accepted, in UTF-8 bytes (Linux's PATH_MAX). */
-export const MAX_PATH_BYTES = 4096;
 /** The most files `list` returns; past it, the list ends with LIST_NOTE. */
 export const LIST_LIMIT = 1000;
 /** The last entry of a list cut at LIST_LIMIT. It starts with "…", which no accepted path can hold. */
 export const LIST_NOTE = `… more files not listed (the list stops at ${LIST_LIMIT}); search a subfolder to see them.`;
 
-/** A path refused because it would leave the workspace or reach what it must not; the run goes on. */
-export class JailError extends Error {
-  override readonly name = 'JailError';
-
-  /** `path` is the path as the model gave it. */
-  constructor(
-    message: string,
-    readonly path: string,
-  ) {
-    super(message);
-  }
-}
-
 // Absent on Windows, where a symlink swapped in at the last moment cannot be refused this way.
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 // A FIFO would block an open for reading until a writer came; with this it opens, and is refused.
 const NO_BLOCK = constants.O_NONBLOCK ?? 0;
-
-/**
- * Characters that look like `/`, `\` or `.` and that NFKC leaves as they are (from Unicode's
- * confusables.txt; real letters of a script are left out). Those NFKC folds are refused by that test.
- */
-const LOOK_ALIKES: ReadonlyMap<string, string> = new Map([
-  ...[...'\u1735\u2041\u2044\u2215\u2571\u27cb\u29f8\u3033\u31d3\u{1d23a}'].map((c) => [c, '/'] as const),
-  ...[...'\u2216\u2572\u27cd\u29f5\u29f9\u31d4'].map((c) => [c, '\\'] as const),
-  ...[...'\u0701\u0702\ua4f8\ua60e\u{10a50}\u{1d16d}'].map((c) => [c, '.'] as const),
-]);
-
-/** Zero-width, joiner, variation and text-direction characters: a name holding one is not what it shows. */
-const INVISIBLE: ReadonlyArray<readonly [number, number]> = [
-  [0x00ad, 0x00ad],
-  [0x034f, 0x034f],
-  [0x061c, 0x061c],
-  [0x180e, 0x180e],
-  [0x200b, 0x200f],
-  [0x202a, 0x202e],
-  [0x2060, 0x2064],
-  [0x2066, 0x206f],
-  [0xfe00, 0xfe0f],
-  [0xfeff, 0xfeff],
-];
-
-/**
- * The workspace-relative form of `path` ("notes/todo.txt", or "." for the root when `root` allows it),
- * or a JailError saying why the path is refused. Looks at the text only; `Workspace` then resolves it.
- */
-export function workspacePath(path: string, options: { root?: boolean } = {}): string {
-  const refuse = (problem: string) => new JailError(`The path ${shown(path)} ${problem}.`, path);
-  if (path.includes('\0')) throw refuse('contains a NUL byte, which no file name can hold');
-  const size = Buffer.byteLength(path);
-  if (size > MAX_PATH_BYTES) throw refuse(`is ${size} bytes long; paths may have at most ${MAX_PATH_BYTES}`);
-  for (const char of path) {
-    const code = char.codePointAt(0) ?? 0;
-    if (code < 0x20 || (code >= 0x7f && code <= 0x9f))
-      throw refuse(
-        `contains the control character ${codePoint(char)}; name the file with printable characters`,
-      );
-    if (invisible(code))
-      throw refuse(
-        `contains the invisible or text-direction character ${codePoint(char)}; type the name without it`,
-      );
-    const like = LOOK_ALIKES.get(char) ?? char.normalize('NFKC');
-    if (like !== char)
-      throw refuse(
-        `contains ${codePoint(char)} "${char}", which ${LOOK_ALIKES.has(char) ? 'looks like' : 'Unicode normalization turns into'} "${like}"; write the name in plain characters (folders are separated by "/")`,
-      );
-  }
-  if (path.normalize('NFKC') !== path)
-    throw refuse('is not in Unicode normal form (NFKC); write its accented letters as single characters');
-  if (path.includes('\\'))
-    throw refuse('contains a backslash; separate folders with "/", as in "notes/todo.txt"');
-  if (path.startsWith('/'))
-    throw refuse('is absolute; name files relative to the workspace, as in "notes/todo.txt"');
-  if (path.startsWith('~'))
-    throw refuse(
-      'starts with "~" (a home folder); name files relative to the workspace, as in "notes/todo.txt"',
-    );
-  if (/^[a-z]:/i.test(path))
-    throw refuse('starts with a drive letter; name files relative to the workspace, as in "notes/todo.txt"');
-  const names = path.split('/');
-  if (names.includes('..')) throw refuse(`contains "..", which is not allowed; ${instead(names)}`);
-  const kept = names.filter((name) => name !== '' && name !== '.');
-  if (kept.length === 0) {
-    if (options.root) return '.';
-    throw refuse(
-      path === ''
-        ? 'is empty; name a file, as in "notes/todo.txt"'
-        : 'names the workspace itself, not a file in it',
-    );
-  }
-  if (kept[0]?.toLowerCase() === RESERVED_FOLDER)
-    throw refuse(`is in ${RESERVED_FOLDER}, where the run keeps its own state; use another folder`);
-  return kept.join('/');
-}
 
 /** "1 byte", "12 bytes", "1,048,577 bytes". */
 export function describeBytes(count: number): string {
@@ -288,7 +193,7 @@ export class Workspace implements WorkspaceFiles {
       const place = await this.#locate(action, path, relative, options.follow);
       if (this.#isOffLimits(place.real))
         throw new JailError(
-          `The path ${shown(path)} is in a folder of the user's own settings, which the agent cannot reach; use another folder.`,
+          `The path ${shownPath(path)} is in a folder of the user's own settings, which the agent cannot reach; use another folder.`,
           path,
         );
       return await body(place);
@@ -333,18 +238,18 @@ export class Workspace implements WorkspaceFiles {
     } catch (error) {
       if (!['ENOENT', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
       throw new JailError(
-        `The path ${shown(path)} ${through} leads nowhere (its target is missing, or it loops); use another path.`,
+        `The path ${shownPath(path)} ${through} leads nowhere (its target is missing, or it loops); use another path.`,
         path,
       );
     }
     if (!this.#contains(target))
       throw new JailError(
-        `The path ${shown(path)} ${through} leads outside the workspace; files outside the workspace cannot be reached.`,
+        `The path ${shownPath(path)} ${through} leads outside the workspace; files outside the workspace cannot be reached.`,
         path,
       );
     if (this.#reserved(target))
       throw new JailError(
-        `The path ${shown(path)} ${through} leads into ${RESERVED_FOLDER}, where the run keeps its own state; use another folder.`,
+        `The path ${shownPath(path)} ${through} leads into ${RESERVED_FOLDER}, where the run keeps its own state; use another folder.`,
         path,
       );
     return target;
@@ -356,7 +261,7 @@ export class Workspace implements WorkspaceFiles {
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       const path = relative === '.' ? entry.name : `${relative}/${entry.name}`;
-      if (!reachable(path)) continue;
+      if (!isAcceptedPath(path)) continue;
       const full = join(folder, entry.name);
       if (this.#isOffLimits(full)) continue;
       if (entry.isDirectory()) {
@@ -476,50 +381,6 @@ function ifMissing(error: unknown): undefined {
   throw error;
 }
 
-/** True when the jail would accept `path`: names it refuses are not listed, since they cannot be used. */
-function reachable(path: string): boolean {
-  try {
-    workspacePath(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** What the model can write instead of a path with "..": its plain form when that stays inside. */
-function instead(names: string[]): string {
-  const kept: string[] = [];
-  for (const name of names) {
-    if (name === '..') {
-      if (kept.pop() === undefined) return 'files outside the workspace cannot be reached';
-    } else if (name !== '' && name !== '.') kept.push(name);
-  }
-  return kept.length > 0
-    ? `write "${kept.join('/')}" instead`
-    : 'name files from the workspace root, as in "notes/todo.txt"';
-}
-
 function sizeOf(bytes: number): string {
   return `${describeBytes(bytes)} (${(bytes / MAX_READ_BYTES).toFixed(1)} MiB)`;
-}
-
-function codePoint(char: string): string {
-  return `U+${hex(char).toUpperCase()}`;
-}
-
-function hex(char: string): string {
-  return (char.codePointAt(0) ?? 0).toString(16).padStart(4, '0');
-}
-
-function invisible(code: number): boolean {
-  return INVISIBLE.some(([first, last]) => code >= first && code <= last);
-}
-
-/** `path` quoted for a message: escapes control and invisible characters, and cuts a long one short. */
-function shown(path: string): string {
-  const chars = [...path];
-  const cut = chars.length > 120 ? `${chars.slice(0, 100).join('')}…` : path;
-  return [...JSON.stringify(cut)]
-    .map((char) => (invisible(char.codePointAt(0) ?? 0) ? `\\u${hex(char)}` : char))
-    .join('');
 }

@@ -1,7 +1,8 @@
 /** `write_to_file {file, text}`: the seed's command that replaces (or creates) a workspace file. */
 import { z } from 'zod';
 import { defineCommand } from './command.js';
-import { describeBytes, workspacePath } from './workspace.js';
+import { describeBytes } from './workspace.js';
+import { workspacePath } from './workspace-path.js';
 
 export const writeToFile = defineCommand({
   name: 'write_to_file',

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
 import { writeTextFile } from '../write-file.js';
-import { RESERVED_FOLDER } from '../../tools/workspace.js';
+import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import { configInsideWorkspace, userConfigDir } from './consent.js';
 
 const rulesSchema = z.object({ workspaces: z.record(z.string(), z.array(z.unknown())) });

@@ -12,7 +12,7 @@ import type { LanguageModel } from '../llm/types.js';
 import { namespaceFolder, namespaceProblem } from '../../memory/namespaces.js';
 import { MemoryDamaged, MemoryStore } from '../../memory/store.js';
 import { NamespaceBusy } from '../../memory/lock.js';
-import { RESERVED_FOLDER } from '../../tools/workspace.js';
+import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 
 export function memoryRoot(workspace: string): string {
   return join(workspace, RESERVED_FOLDER, 'memory');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { InvalidFileError, UserError } from '../errors.js';
 import { withoutBom } from '../graph/json-syntax.js';
 import { writeTextFile } from '../write-file.js';
-import { RESERVED_FOLDER } from '../../tools/workspace.js';
+import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import {
   configInsideWorkspace,
   consentKey,

@@ -3,7 +3,8 @@
  * to run a graph that has errors (pointing at `meta-agent validate` for the full list).
  */
 import { InvalidFileError } from '../errors.js';
-import { lintGraph, type Finding } from '../graph/lint.js';
+import { lintGraph } from '../aipl/lint.js';
+import type { Finding } from '../graph/lint.js';
 import { loadGraphFile } from '../graph/load.js';
 import type { GraphFile } from '../graph/schema.js';
 import { plural } from './words.js';

@@ -4,6 +4,7 @@
  * stream the moment it applies, and keeps the edited graph in the conversation state, so a conversation
  * resumed in another process runs on the nodes the agent wrote.
  */
+import { lintGraph } from '../aipl/lint.js';
 import type { AgentEvent, EventBus } from '../events.js';
 import type { EditRecord } from '../graph/edit.js';
 import type { GraphFile } from '../graph/schema.js';
@@ -81,8 +82,9 @@ export function conversationGraph(
       `${options.source ?? 'the saved conversation'} (graph)`,
       // It stays in the mode, so its edits keep being saved.
       { ...file.config, selfReferential: true },
+      lintGraph,
     );
-  if (options.selfReferential ?? file.config.selfReferential) return new VersionedGraph(file);
+  if (options.selfReferential ?? file.config.selfReferential) return new VersionedGraph(file, lintGraph);
   return new StaticGraph(file);
 }
 
@@ -92,7 +94,7 @@ export function conversationGraph(
  */
 export function editableGraph(graph: GraphView): VersionedGraph {
   if (graph instanceof VersionedGraph) return graph;
-  if (graph instanceof StaticGraph) return new VersionedGraph(graph.file);
+  if (graph instanceof StaticGraph) return new VersionedGraph(graph.file, lintGraph);
   throw new TypeError('self-referential mode edits a VersionedGraph or a StaticGraph; this graph is neither');
 }
 

@@ -17,7 +17,8 @@ import {
   type GraphEdit,
   type NodeChange,
 } from './edit.js';
-import { lintGraph, type Finding } from './lint.js';
+import type { Finding } from './lint.js';
+import { graphFindings } from './lint-graph.js';
 import { closestName } from './names.js';
 import type { CompiledNode } from './parse.js';
 import { summarizeIssues } from './schema-issues.js';
@@ -47,6 +48,9 @@ export interface ApplyOptions {
   protect?: ReadonlySet<string>;
 }
 
+/** How each version is linted: by src/aipl/lint.ts's lintGraph, or else by the graph's own checks. */
+export type GraphLint = (file: GraphFile) => Finding[];
+
 /** Told after every applied edit, with the graph already at the new version. */
 export type EditListener = (record: EditRecord, graph: VersionedGraph) => void;
 
@@ -59,15 +63,17 @@ export class VersionedGraph implements GraphView {
   readonly #base: GraphFile;
   readonly #records: EditRecord[] = [];
   readonly #listeners = new Set<EditListener>();
+  readonly #lint: GraphLint;
   #nodes: NodeSpec[];
   #compiled?: { nodes: CompiledNode[]; byName: Map<string, CompiledNode> };
   #findings?: Finding[];
   /** The current nodes' size as JSON, in characters, once an edit needed it. */
   #size?: number;
 
-  constructor(base: GraphFile) {
+  constructor(base: GraphFile, lint: GraphLint = graphFindings) {
     this.#base = structuredClone({ ...base, nodes: base.nodes.map(cleanNode) });
     this.#nodes = this.#base.nodes;
+    this.#lint = lint;
   }
 
   get name(): string {
@@ -92,7 +98,7 @@ export class VersionedGraph implements GraphView {
 
   /** Lint findings of the current version. */
   lint(): readonly Finding[] {
-    this.#findings ??= lintGraph({ ...this.#base, nodes: this.#nodes });
+    this.#findings ??= this.#lint({ ...this.#base, nodes: this.#nodes });
     return this.#findings;
   }
 
@@ -184,14 +190,19 @@ export class VersionedGraph implements GraphView {
    * Rebuilds a graph saved with `toJSON`; `source` names it in messages. `config` replaces the saved
    * config: edits change nodes only, so a resumed run may take its config from the file as it is now.
    */
-  static fromJSON(json: unknown, source = 'graph history', config?: GraphConfig): VersionedGraph {
+  static fromJSON(
+    json: unknown,
+    source = 'graph history',
+    config?: GraphConfig,
+    lint?: GraphLint,
+  ): VersionedGraph {
     const parsed = graphHistorySchema.safeParse(json);
     if (!parsed.success)
       throw new InvalidFileError(
         `${source}: not a valid graph history: ${summarizeIssues(parsed.error, json)}`,
       );
     const { base } = parsed.data;
-    const graph = new VersionedGraph(config ? { ...base, config } : base);
+    const graph = new VersionedGraph(config ? { ...base, config } : base, lint);
     parsed.data.edits.forEach((record, i) => {
       if (record.version !== i + 1)
         throw new InvalidFileError(`${source}: graph history is out of order at version ${record.version}`);
@@ -279,7 +290,7 @@ export class VersionedGraph implements GraphView {
     if (isDeepStrictEqual(change.before, change.after)) return null;
     const size = this.#sizeAfter(change);
     const nodes = replayRecord(this.#nodes, change);
-    const findings = lintGraph({ ...this.#base, nodes });
+    const findings = this.#lint({ ...this.#base, nodes });
     const introduced = newErrors(this.lint(), findings);
     if (introduced.length > 0) {
       const listed = introduced

@@ -7,7 +7,8 @@
  * left on the global object (see guest.ts). What cannot be undone (a global made permanent, a frozen
  * or re-parented global object) the guest detects, and the evaluation runs again in a fresh context:
  * correctness never depends on the code being polite. A fresh context for every evaluation would cost
- * half a millisecond (its setup more), where the evaluation itself takes a few microseconds.
+ * half a millisecond (its setup more), where the evaluation itself takes a few microseconds. The
+ * isolate and its context are live-isolate.ts's; what a call came to, result or error, is outcome.ts's.
  *
  * Only the scope variables the code names are copied in (a text that reaches the global object by
  * name, or builds code from strings, gets them all); the others come back as they were passed, without
@@ -23,12 +24,12 @@
  * the next evaluation gets a new isolate, as it does after a memory-limit kill.
  */
 import type ivm from 'isolated-vm';
-import { GUEST_SETUP, type GuestMode, type GuestOptions, type GuestOutcome } from './guest.js';
+import type { GuestMode, GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
-import { isolatedVm } from './isolated-vm.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from './limits.js';
-import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
-import { Watchdog } from './watchdog.js';
+import { LiveIsolate } from './live-isolate.js';
+import { acceptOutcome, callFailure, isCopyable, uncopyableVariables, type Finished } from './outcome.js';
+import { memoryError, SandboxError } from './sandbox-error.js';
 import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
 
 /** What a code node produced. */
@@ -54,41 +55,8 @@ export interface Where {
   node: string;
 }
 
-/** `console` keeps at most 1000 lines of at most 10 000 characters. */
-const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
-
-/** How much CPU time past its limit a call may use before the watchdog discards the isolate. */
-const WATCHDOG_GRACE_MS = 250;
-
-/** A path in a message is cut after this many characters (deeply nested data has long ones). */
-const MAX_PATH_CHARS = 80;
-
 /** How many wrapped texts known to parse are remembered: nodes and conditions repeat, and each check is a compile. */
 const TEXTS_KEPT = 256;
-
-/** Time the context's setup (no user code) may take, in milliseconds, whatever the evaluations' limit. */
-const SETUP_TIMEOUT_MS = 10_000;
-
-/** isolated-vm's message when its own time limit stops a call. */
-const TIMED_OUT = 'Script execution timed out.';
-
-/** A successful guest outcome. */
-type Finished = Extract<GuestOutcome, { ok: true }>;
-
-/** A context set up for evaluations, and the namespace layout it was set up with. */
-interface GuestContext {
-  context: ivm.Context;
-  run: ivm.Reference;
-  /** HostFunctions.version at setup. */
-  version: number;
-}
-
-/** An isolate, the watchdog over it, and the context set up in it (on first use). */
-interface LiveIsolate {
-  handle: ivm.Isolate;
-  watchdog: Watchdog;
-  guest?: GuestContext;
-}
 
 /**
  * Runs JavaScript in an isolate with nothing of Node inside: no `process`, `require`, `import`, timers,
@@ -205,43 +173,14 @@ export class Sandbox {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     if (this.#isolate && !this.#isolate.handle.isDisposed) return this.#isolate;
     this.#discard();
-    const handle = new (isolatedVm().Isolate)({ memoryLimit: this.limits.memoryMb });
-    const watchdog = new Watchdog(handle, this.limits.timeoutMs + WATCHDOG_GRACE_MS);
-    this.#isolate = { handle, watchdog };
+    this.#isolate = new LiveIsolate(this.limits);
     return this.#isolate;
   }
 
   #discard(): void {
     const isolate = this.#isolate;
     this.#isolate = undefined;
-    isolate?.watchdog.dispose();
-    if (isolate && !isolate.handle.isDisposed) isolate.handle.dispose();
-  }
-
-  /** The context, set up on first use and again after it was dropped or the namespaces changed. */
-  #guest(isolate: LiveIsolate): GuestContext {
-    if (isolate.guest?.version === this.#host.version) return isolate.guest;
-    this.#dropGuest(isolate);
-    const context = isolate.handle.createContextSync();
-    const { dispatcher, asyncDispatcher, version } = this.#host;
-    const run = context.evalClosureSync(
-      GUEST_SETUP,
-      [dispatcher, asyncDispatcher, copyOf(GUEST_OPTIONS), copyOf(this.#host.layout())],
-      { timeout: SETUP_TIMEOUT_MS, result: { reference: true } },
-    );
-    isolate.guest = { context, run, version };
-    return isolate.guest;
-  }
-
-  /** Forgets the context, so that the next evaluation sets up a fresh one. */
-  #dropGuest(isolate: LiveIsolate): void {
-    const guest = isolate.guest;
-    isolate.guest = undefined;
-    // After a kill the isolate took its handles with it.
-    if (guest && !isolate.handle.isDisposed) {
-      guest.run.release();
-      guest.context.release();
-    }
+    isolate?.dispose();
   }
 
   async #run(mode: GuestMode, text: string, scope: Record<string, unknown>, node: string): Promise<Finished> {
@@ -251,10 +190,10 @@ export class Sandbox {
     let outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
     if (!outcome.ok && outcome.problem === 'tampered') {
       // The last evaluation left the context in a state the guest cannot undo: start over in a fresh one.
-      this.#dropGuest(isolate);
+      isolate.dropGuest();
       outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
     }
-    return this.#accept(outcome, node, mode);
+    return acceptOutcome(outcome, node, mode);
   }
 
   /**
@@ -269,7 +208,7 @@ export class Sandbox {
     waits: boolean,
     node: string,
   ): Promise<GuestOutcome> {
-    const { run } = this.#guest(isolate);
+    const run = isolate.guestRun(this.#host);
     const variables = this.#visible(scope, compiled.mentions);
     const args = [variables, compiled.wrapped, mode, waits];
     const options = {
@@ -290,8 +229,15 @@ export class Sandbox {
     } catch (error) {
       if (!isolate.handle.isDisposed && !isCopyable(variables)) throw uncopyableVariables(variables, node);
       // A call that failed may have stopped anywhere, the guest's own work included.
-      this.#dropGuest(isolate);
-      throw this.#failure(error, isolate.handle, isolate.watchdog.fired(evaluation), node);
+      isolate.dropGuest();
+      throw callFailure(error, {
+        isolate: isolate.handle,
+        stoppedByWatchdog: isolate.watchdog.fired(evaluation),
+        disposed: this.#disposed,
+        node,
+        limits: this.limits,
+        ceiling: this.#ceiling,
+      });
     } finally {
       isolate.watchdog.end();
     }
@@ -336,47 +282,6 @@ export class Sandbox {
       if (Object.hasOwn(scope, name) && !this.#host.has(name)) define(variables, name, scope[name]);
     return variables;
   }
-
-  /** Turns what the guest reported into a result or the error it describes. */
-  #accept(outcome: GuestOutcome, node: string, mode: GuestMode): Finished {
-    if (outcome.ok) return outcome;
-    if (outcome.problem === 'syntax')
-      throw new SandboxError('syntax', node, `SyntaxError: ${outcome.message}`);
-    if (outcome.problem === 'thrown') {
-      const detail = outcome.name
-        ? `${outcome.name}: ${outcome.message}`
-        : `the code threw ${outcome.message}`;
-      throw new SandboxError('runtime', node, detail, undefined, outcome.line, outcome.logs);
-    }
-    if (outcome.problem === 'tampered') throw new Error('a fresh sandbox context was found tampered with');
-    const nested = outcome.path !== '' && outcome.path !== outcome.variable;
-    const path =
-      outcome.path.length > MAX_PATH_CHARS ? `${outcome.path.slice(0, MAX_PATH_CHARS)}…` : outcome.path;
-    const detail =
-      outcome.variable !== undefined
-        ? `variable "${outcome.variable}" holds ${outcome.what}${nested ? ` at ${path}` : ''}`
-        : `the value of ${mode === 'code' ? "the code's last statement" : 'the expression'} ` +
-          (nested ? `has ${outcome.what} at ${path}` : `is ${outcome.what}`);
-    throw new SandboxError('uncopyable', node, `${detail}, which cannot leave the sandbox`, PLAIN_DATA_HINT);
-  }
-
-  /** Names what went wrong when a call into the isolate failed. */
-  #failure(error: unknown, isolate: ivm.Isolate, stoppedByWatchdog: boolean, node: string): Error {
-    if (error instanceof SandboxError) return error;
-    if (this.#disposed) return new Error('the sandbox was disposed while code was running');
-    if (stoppedByWatchdog) return timeoutError(node, this.limits, this.#ceiling);
-    // A dead isolate we did not kill: isolated-vm disposes it when the memory limit is hit.
-    if (isolate.isDisposed) return memoryError(node, this.limits, this.#ceiling);
-    const message = error instanceof Error ? error.message : String(error);
-    if (message === TIMED_OUT) return timeoutError(node, this.limits, this.#ceiling);
-    // The code's own throws are caught inside; what still fails a call is a rejection nobody handled.
-    return new SandboxError(
-      'runtime',
-      node,
-      `a promise was rejected and nothing handled it: ${message}`,
-      'code nodes are synchronous: handle promise rejections, or avoid promises',
-    );
-  }
 }
 
 /**
@@ -403,32 +308,4 @@ function define(object: Record<string, unknown>, name: string, value: unknown): 
 
 function mentions(mentioned: Mentions, name: string): boolean {
   return mentioned === 'all' || mentioned.has(name);
-}
-
-/** The error for variables that cannot be copied in, naming the first that cannot. */
-function uncopyableVariables(variables: Record<string, unknown>, node: string): SandboxError {
-  const culprit = Object.keys(variables).find((name) => !isCopyable(variables[name]));
-  const detail = culprit
-    ? `variable "${culprit}" holds ${describeHostValue(variables[culprit])}, which cannot be copied into the sandbox`
-    : 'the variables cannot be copied into the sandbox';
-  return new SandboxError('uncopyable', node, detail, PLAIN_DATA_HINT);
-}
-
-function copyOf<T>(value: T): ivm.Copy<T> {
-  return new (isolatedVm().ExternalCopy)(value).copyInto({ release: true });
-}
-
-function isCopyable(value: unknown): boolean {
-  try {
-    new (isolatedVm().ExternalCopy)(value).release();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function describeHostValue(value: unknown): string {
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'symbol') return 'a symbol';
-  return 'a value that is not plain data';
 }

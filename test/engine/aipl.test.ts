@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_AIPL_SETTINGS } from '../../src/aipl/phase.js';
 import { loadState, newState, saveState } from '../../src/engine/state.js';
 import { applyDelta, stateDelta } from '../../src/store/state-delta.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
 import { converse, fileOf, graphOf, promptsOf } from '../support/agents.js';

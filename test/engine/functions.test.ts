@@ -3,7 +3,7 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { variablesInScope } from '../../src/engine/frames.js';
 import type { AgentEvent } from '../../src/events.js';
 import { EventBus } from '../../src/events.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { fixture, graphOf, noModels, scriptedModels } from '../support/agents.js';
 
 describe('graphs that compute without a model', () => {

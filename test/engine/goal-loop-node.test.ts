@@ -10,7 +10,7 @@ import { UserError } from '../../src/errors.js';
 import { toDot } from '../../src/export/dot.js';
 import { toMermaid } from '../../src/export/mermaid.js';
 import { graphToCsv } from '../../src/graph/csv.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
 import { csvGraph, fileOf, graphOf, noModels } from '../support/agents.js';
 

@@ -1,7 +1,7 @@
 /** How a conversation moves and what the user is shown, as in AutoGRAMS 0.1. */
 import { describe, expect, it } from 'vitest';
 import { stripSpeakerLabel } from '../../src/engine/reply-text.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { converse, csvGraph, promptsOf } from '../support/agents.js';
 
 describe('replies', () => {

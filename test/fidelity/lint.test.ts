@@ -1,6 +1,6 @@
 /** What the linter says about AutoGRAMS constructs that may run: at most a warning. */
 import { describe, expect, it } from 'vitest';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
 import { fileOf } from '../support/agents.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { lintFlow } from '../../src/flow/lint.js';
 import { fileOf } from '../support/agents.js';
 import { flowOf } from '../support/flow.js';

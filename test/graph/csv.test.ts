@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { autogramsConfig, graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { graphFileSchema } from '../../src/graph/schema.js';
 import { startNodeOf } from '../../src/graph/structure.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { lintGraph, type Finding } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
+import type { Finding } from '../../src/graph/lint.js';
 import { closestName } from '../../src/graph/names.js';
 import type { GraphConfig, NodeSpecInput } from '../../src/graph/schema.js';
 import { startNodeOf } from '../../src/graph/structure.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { MANIFEST_FILE, MemoryStore } from '../../memory/store.js';
+import { MANIFEST_FILE } from '../../memory/manifest.js';
+import { MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
 import { TS_CHILD_ARGS } from '../support/ts-child.js';
 

@@ -2,14 +2,9 @@ import { appendFile, mkdtemp, readFile, readdir, stat, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  COMPACT_MIN,
-  LOG_FILE,
-  MANIFEST_FILE,
-  MemoryDamaged,
-  MemoryStore,
-  type OpenOptions,
-} from '../../memory/store.js';
+import { LOG_FILE } from '../../memory/log-file.js';
+import { MANIFEST_FILE } from '../../memory/manifest.js';
+import { COMPACT_MIN, MemoryDamaged, MemoryStore, type OpenOptions } from '../../memory/store.js';
 import { downEmbedder, weakEmbedder, wordEmbedder } from '../support/embedders.js';
 
 let folder: string;

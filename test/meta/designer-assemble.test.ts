@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assembleGraph, nodeNames } from '../../meta/assemble.js';
 import type { DotDraft } from '../../meta/dot-problems.js';
 import type { NodeFields } from '../../meta/node-fields.js';
-import { hasErrors, lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
+import { hasErrors } from '../../src/graph/lint.js';
 
 const draft: DotDraft = {
   nodes: [

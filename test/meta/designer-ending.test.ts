@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { endingNodes, withEnding } from '../../meta/ending.js';
 import type { DotDraft } from '../../meta/dot-problems.js';
 import { nodeBriefs, nodeFieldsMessages } from '../../meta/node-fields.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
 import { designWith } from '../fixtures/design/design-run.js';

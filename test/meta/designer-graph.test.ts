@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { compileGraph } from '../../src/graph/view.js';
 

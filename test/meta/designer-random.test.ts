@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import { designWith } from '../fixtures/design/design-run.js';
 import { pathToQuit } from '../fixtures/design/ending.js';

@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toSvgAndHtml } from '../../src/export/html.js';
 import { autogramsConfig, graphFromCsv, graphToCsv } from '../../src/graph/csv.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { graphFileSchema, type GraphFile } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { randomGraph } from '../export/fixtures.js';

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../memory/lock.js';
-import { LOG_FILE, MANIFEST_FILE, MemoryStore } from '../../memory/store.js';
+import { LOG_FILE } from '../../memory/log-file.js';
+import { MANIFEST_FILE } from '../../memory/manifest.js';
+import { MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
 import { closedUrl } from '../support/openai-server.js';
 

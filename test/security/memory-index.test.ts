@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { manifestSchema } from '../../memory/manifest.js';
-import { MANIFEST_FILE, MemoryStore } from '../../memory/store.js';
+import { MANIFEST_FILE, manifestSchema } from '../../memory/manifest.js';
+import { MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
 import { TS_CHILD_ARGS } from '../support/ts-child.js';
 

@@ -31,7 +31,7 @@ import type { FlowFile } from '../../src/flow/schema.js';
 import { Script, ScriptedModel, type ScriptFile } from '../../src/llm/scripted.js';
 import { exportGraph } from '../../src/export/formats.js';
 import { graphFromCsv } from '../../src/graph/csv.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { parseGraphJson } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
 import { StaticGraph } from '../../src/graph/view.js';

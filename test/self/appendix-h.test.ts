@@ -4,7 +4,7 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { conversationGraph } from '../../src/engine/self-mode.js';
 import { loadState, saveState, type ConversationState } from '../../src/engine/state.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { loadGraphFile } from '../../src/graph/load.js';
 import type { GraphFile } from '../../src/graph/schema.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';

@@ -4,7 +4,7 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { conversationGraph } from '../../src/engine/self-mode.js';
 import type { ConversationState } from '../../src/engine/state.js';
 import { loadGraphFile } from '../../src/graph/load.js';
-import { lintGraph } from '../../src/graph/lint.js';
+import { lintGraph } from '../../src/aipl/lint.js';
 import type { VersionedGraph } from '../../src/graph/versioned.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import { everyRole } from '../support/agents.js';

@@ -4,7 +4,7 @@
  * direction (weak embeddings), and one whose server is down.
  */
 import { hashEmbedding } from '../../src/llm/scripted.js';
-import type { Embedder } from '../../memory/store.js';
+import type { Embedder } from '../../memory/embedding.js';
 
 export function wordEmbedder(modelName = 'hashed-words'): Embedder & { calls: number } {
   return {

@@ -14,7 +14,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JailError, LIST_LIMIT, LIST_NOTE, Workspace } from '../../tools/workspace.js';
+import { LIST_LIMIT, LIST_NOTE, Workspace } from '../../tools/workspace.js';
+import { JailError } from '../../tools/workspace-path.js';
 
 let base: string;
 let outside: string;
