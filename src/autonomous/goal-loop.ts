@@ -228,7 +228,7 @@ export class GoalLoop {
     if (ends) await this.#book.end('refused', reason);
   }
 
-  /** Asks the user, and does what the answer says: run the command, refuse it with feedback, or stop the run. */
+  /** Asks the user, and does what the answer says: run the command, refuse it with feedback, or stop. */
   async #ask(pending: PendingCommand, command: Command, reason: string, signal: AbortSignal): Promise<void> {
     const { events, approver, permissions, rememberRule } = this.#options;
     const { step } = pending;

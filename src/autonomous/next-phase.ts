@@ -40,7 +40,7 @@ export type Phase =
   | { kind: 'step' }
   /** The pending command cannot run: it goes into the history as refused, the model told `message`. */
   | { kind: 'drop'; message: string }
-  /** A pending command from a run file, its arguments checked (`args`): shown before anything is asked or run. */
+  /** A pending command from a run file, its arguments checked (`args`): shown before it is asked or run. */
   | { kind: 'show'; args: Record<string, unknown> }
   /** Nobody can be asked and nothing lets it run; `ends`: this refusal ends the run. */
   | { kind: 'refuse'; command: Command; reason: string; ends: boolean }
