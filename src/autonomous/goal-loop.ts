@@ -1,8 +1,9 @@
 /**
  * The goal loop (seed 004): prompt -> the model's answer -> validated -> authorized -> executed -> the
  * result into the history (and memory) -> next step, until the run ends for exactly one reason
- * (GoalEndReason). The decisions are pure functions (prompt.ts, answer.ts, authorize.ts, budget.ts,
- * loop-detect.ts); this class performs the effects and saves the run after every phase of a step:
+ * (GoalEndReason). What happens next is a pure decision (next-phase.ts, over prompt.ts, answer.ts,
+ * authorize.ts, budget.ts, loop-detect.ts); this class is the loop that performs each phase's effects
+ * (the model's step in model-step.ts) and saves the run after every phase of a step:
  *
  *   answered (saved) -> approved (saved when a user answered) -> running (saved) -> result (saved)
  *
@@ -10,35 +11,21 @@
  * command that had not started runs, and a command with a side effect that may have run is never run
  * again (the model is told it was interrupted).
  */
-import type { EventBus, FileTouch, GoalEndReason } from '../events.js';
-import { toolsUnsupported } from '../llm/errors.js';
-import { countMessageTokens, countTokens } from '../llm/tokens.js';
-import type { ChatMessage, Completion, LanguageModel, ToolSpec } from '../llm/types.js';
-import {
-  SIDE_EFFECTS,
-  type Command,
-  type CommandResources,
-  type LongTermMemory,
-} from '../../tools/command.js';
-import { checkArgs, toolSpecs, type CommandRegistry } from '../../tools/registry.js';
-import { parseAnswer, parseToolCall, type ParsedAnswer } from './answer.js';
-import { decide, type Approval } from './authorize.js';
-import { budgetLine, checkBudget, spendOf, type CallFigures } from './budget.js';
+import type { Authorization, EventBus, FileTouch } from '../events.js';
+import type { LanguageModel } from '../llm/types.js';
+import type { Command, CommandResources, LongTermMemory } from '../../tools/command.js';
+import type { CommandRegistry } from '../../tools/registry.js';
+import type { Approval } from './authorize.js';
+import { spendOf } from './budget.js';
 import { judgeLoop, type LoopStep } from './loop-detect.js';
-import { CONTEXT_TOKENS, goalPrompt } from './prompt.js';
-import { type HistoryEntry, type PendingCommand, type RunState } from './run-state.js';
+import { ModelStep } from './model-step.js';
+import { nextPhase, type Phase } from './next-phase.js';
+import { CONTEXT_TOKENS } from './prompt.js';
+import { cap, RunBook, RunEnded } from './run-book.js';
+import type { PendingCommand, RunState } from './run-state.js';
 
 /** Most characters of a command's output kept in the history (and the prompt). */
 export const MAX_OUTPUT_CHARS = 8000;
-
-/** Unusable answers in a row that end a run: the model is told the problem twice, the third ends it. */
-export const MAX_UNUSABLE_ANSWERS = 3;
-
-/** Refusals in a row, with nobody to ask, that end a run. */
-export const MAX_REFUSALS = 2;
-
-/** Memories recalled into each prompt. */
-const MEMORIES_PER_STEP = 5;
 
 /** What the user is asked about a command. */
 export interface ApprovalRequest {
@@ -87,24 +74,35 @@ export interface GoalLoopOptions {
   now?: () => Date;
 }
 
-/** Thrown inside the loop to end the run; caught once in `run`. */
-class RunEnded extends Error {}
-
 export class GoalLoop {
   readonly state: RunState;
   readonly #options: GoalLoopOptions;
-  readonly #clock: () => number;
-  #sessionStart = 0;
-  #elapsedBefore = 0;
+  readonly #book: RunBook;
+  readonly #model: ModelStep;
   /** Set by `interrupt()`: the next command is asked for, whatever the countdown said. */
   #askNext = false;
   /** The step whose command was last checked and shown (a resumed run's pending command is, once). */
   #shownStep: number | undefined;
+  /** The step whose command this process checked or authorized, and takes on to its end (next-phase.ts). */
+  #carrying: number | undefined;
 
   constructor(options: GoalLoopOptions) {
     this.#options = options;
     this.state = options.state;
-    this.#clock = options.clock ?? (() => performance.now());
+    const { state, events, save, clock, chatbot, registry, resources, resourceLines, approver } = options;
+    this.#book = new RunBook(state, events, save, clock ?? (() => performance.now()));
+    this.#model = new ModelStep(this.#book, {
+      chatbot,
+      registry,
+      resources,
+      resourceLines,
+      canAsk: approver !== undefined,
+      historyTokens: options.historyTokens,
+      contextTokens: options.contextTokens ?? CONTEXT_TOKENS,
+      temperature: options.temperature,
+      now: () => options.now?.() ?? new Date(),
+      usesTools: () => this.#usesTools(),
+    });
   }
 
   /**
@@ -113,8 +111,8 @@ export class GoalLoop {
    */
   async run(signal: AbortSignal = new AbortController().signal): Promise<RunState> {
     const { state } = this;
-    this.#sessionStart = this.#clock();
-    this.#elapsedBefore = state.used.elapsedMs;
+    const book = this.#book;
+    book.open();
     this.#emitStarted();
     // Every model call of the run is spent from its budget: the steps', and those its commands make
     // (sub-agents, page summaries), all reported on the bus by the metered models.
@@ -126,26 +124,22 @@ export class GoalLoop {
     });
     try {
       // The run file exists from the start, so a run killed before its first answer can be resumed.
-      await this.#save();
-      while (!state.ended) {
-        if (signal.aborted) await this.#end('user', 'the user stopped the run (Ctrl+C)');
-        else if (state.pending) await this.#carryOut(state.pending, signal);
-        else await this.#step(signal);
-      }
+      await book.save();
+      while (!state.ended) await this.#perform(this.#next(signal), signal);
     } catch (error) {
       if (error instanceof RunEnded) {
-        await this.#save();
+        await book.save();
       } else if (signal.aborted) {
-        await this.#end('user', 'the user stopped the run (Ctrl+C)').catch(() => undefined);
+        await book.end('user', 'the user stopped the run (Ctrl+C)').catch(() => undefined);
       } else {
-        await this.#save();
+        await book.save();
         throw error;
       }
     } finally {
       stopCounting();
     }
     const ended = state.ended!;
-    this.#options.events.emit({ type: 'goal.ended', ...ended, ...spendOf(state, this.#elapsed()) });
+    this.#options.events.emit({ type: 'goal.ended', ...ended, ...spendOf(state, book.elapsed()) });
     return state;
   }
 
@@ -165,190 +159,118 @@ export class GoalLoop {
       workspace,
       resumed: used.steps > 0 || this.state.history.length > 0,
     });
-    this.#emitSpend();
-  }
-
-  /** One step: ask the model, check its answer, and record it as the pending command. */
-  async #step(signal: AbortSignal): Promise<void> {
-    const { state } = this;
-    const memories = await this.#recall();
-    let messages = this.#prompt(memories);
-    let check = checkBudget(state, this.#figures(messages));
-    if (!check.ok) return this.#end(check.reason, check.detail);
-    if (check.soft.length > 0) {
-      for (const { budget, message } of check.soft) {
-        state.softWarned.push(budget);
-        this.#notice('budget', message);
-      }
-      if (this.#options.approver) state.askAlways = true;
-      messages = this.#prompt(memories);
-      check = checkBudget(state, this.#figures(messages));
-      if (!check.ok) return this.#end(check.reason, check.detail);
-    }
-    const step = state.used.steps + 1;
-    this.#options.events.emit({ type: 'goal.step', step });
-    const completion = await this.#ask(messages, memories, check.maxTokens, step, signal);
-    state.used.steps = step;
-    this.#emitSpend();
-    const answer = this.#parse(completion);
-    if (answer.thoughts)
-      this.#options.events.emit({ type: 'goal.thoughts', step, thoughts: answer.thoughts });
-    if (!answer.ok) return this.#unusable(step, completion, answer.problem);
-    state.unusableStreak = 0;
-    this.#options.events.emit({ type: 'goal.command', step, ...answer.command });
-    this.#shownStep = step;
-    state.pending = { step, thoughts: answer.thoughts, command: answer.command, phase: 'answered' };
-    await this.#save();
-  }
-
-  /** Sends the step's call (`memories` are the step's): with native tools unless the server refused them. */
-  async #ask(
-    messages: ChatMessage[],
-    memories: string[],
-    maxTokens: number,
-    step: number,
-    signal: AbortSignal,
-  ): Promise<Completion> {
-    const { state } = this;
-    const request = {
-      messages,
-      maxTokens,
-      purpose: `goal step ${step}`,
-      signal,
-      ...(this.#options.temperature !== undefined && { temperature: this.#options.temperature }),
-    };
-    if (!this.#usesTools()) return this.#options.chatbot.complete(request);
-    try {
-      return await this.#options.chatbot.complete({ ...request, tools: this.#tools() });
-    } catch (error) {
-      if (!toolsUnsupported(error)) throw error;
-      state.answerFormat = 'json';
-      this.#notice(
-        'resume',
-        'The model server does not take native tool calls: answering in JSON from now on.',
-      );
-      // The same step, its prompt now asking for the JSON format, and checked again: without the tool
-      // definitions it holds more history, and the answer's cap must still fit beside it.
-      const messages = this.#prompt(memories);
-      const check = checkBudget(state, this.#figures(messages));
-      if (!check.ok) throw this.#endNow(check.reason, check.detail);
-      return this.#options.chatbot.complete({ ...request, messages, maxTokens: check.maxTokens });
-    }
+    this.#book.emitSpend();
   }
 
   #usesTools(): boolean {
     return this.state.answerFormat !== 'json' && this.#options.chatbot.capabilities.toolCalls;
   }
 
-  #tools(): ToolSpec[] {
-    return toolSpecs(this.#options.registry);
+  /** What the loop does next (next-phase.ts decides). */
+  #next(signal: AbortSignal): Phase {
+    const { registry, permissions, approver } = this.#options;
+    return nextPhase(this.state, {
+      stopped: signal.aborted,
+      registry,
+      permissions: { ...permissions, canAsk: approver !== undefined },
+      askNext: this.#askNext,
+      shownStep: this.#shownStep,
+      carrying: this.#carrying,
+    });
   }
 
-  #parse(completion: Completion): ParsedAnswer {
-    const call = completion.toolCalls?.[0];
-    if (call) {
-      if (this.state.answerFormat === 'auto') this.state.answerFormat = 'tools';
-      return parseToolCall(call, completion.text, this.#options.registry);
+  /** Performs what `phase` says; every phase but `end` and `step` is about the pending command. */
+  async #perform(phase: Phase, signal: AbortSignal): Promise<void> {
+    const book = this.#book;
+    if (phase.kind === 'end') return book.end(phase.reason, phase.detail);
+    if (phase.kind === 'step') {
+      await this.#model.take(signal);
+      this.#shownStep = this.state.pending?.step;
+      return;
     }
-    return parseAnswer(completion.text, this.#options.registry);
-  }
-
-  async #unusable(step: number, completion: Completion, problem: string): Promise<void> {
-    const { state } = this;
-    state.unusableStreak += 1;
-    const answer = completion.toolCalls?.length
-      ? JSON.stringify(completion.toolCalls.map(({ name, arguments: args }) => ({ name, arguments: args })))
-      : completion.text;
-    state.history.push({ kind: 'unusable', step, answer: cap(answer, 2000), problem });
-    this.#options.events.emit({ type: 'goal.unusable', step, problem, streak: state.unusableStreak });
-    if (state.unusableStreak >= MAX_UNUSABLE_ANSWERS)
-      return this.#end(
-        'unusable_answers',
-        `${MAX_UNUSABLE_ANSWERS} unusable answers in a row; the last: ${problem}`,
-      );
-    await this.#save();
-  }
-
-  /** Takes the pending command as far as it can go: authorization, then execution. */
-  async #carryOut(pending: PendingCommand, signal: AbortSignal): Promise<void> {
-    const command = this.#options.registry.get(pending.command.name);
-    if (!command) {
-      return this.#settle(pending, {
-        kind: 'refused',
-        message: `${pending.command.name} is not available in this run any more (it was resumed without what it needs). Choose another command.`,
-      });
-    }
-    // A pending command this process did not see answered comes from a run file: its arguments are
-    // checked again, and shown before anything is asked or run, so the user sees what is at stake.
-    if (this.#shownStep !== pending.step) {
-      const checked = checkArgs(command, pending.command.args);
-      if (!checked.ok)
-        return this.#settle(pending, {
-          kind: 'refused',
-          message: `${command.name} was not run: ${checked.problem}`,
+    const pending = this.state.pending!;
+    switch (phase.kind) {
+      case 'drop':
+        return book.settle(pending, { kind: 'refused', message: phase.message });
+      case 'show':
+        pending.command.args = phase.args;
+        this.#shownStep = this.#carrying = pending.step;
+        this.#options.events.emit({ type: 'goal.command', step: pending.step, ...pending.command });
+        return;
+      case 'refuse':
+        return this.#refuse(pending, phase.command, phase.reason, phase.ends);
+      case 'ask':
+        return this.#ask(pending, phase.command, phase.reason, signal);
+      case 'authorize':
+        return this.#authorize(pending, phase.command, phase.by);
+      case 'interrupted':
+        this.#options.events.emit({
+          type: 'goal.warning',
+          step: pending.step,
+          kind: 'resume',
+          message: `${phase.command.name} was running when the run stopped; it is not run again (the model is told to check its effect)`,
         });
-      pending.command.args = checked.args;
-      this.#shownStep = pending.step;
-      this.#options.events.emit({ type: 'goal.command', step: pending.step, ...pending.command });
+        return book.settle(pending, { kind: 'interrupted' });
+      case 'execute':
+        pending.phase = 'running';
+        await book.save();
+        return this.#execute(pending, phase.command, signal);
     }
-    if (pending.phase === 'answered') {
-      const approved = await this.#authorize(pending, command, signal);
-      if (!approved) return;
-    }
-    if (pending.phase === 'running' && SIDE_EFFECTS.has(command.effect)) {
-      this.#options.events.emit({
-        type: 'goal.warning',
-        step: pending.step,
-        kind: 'resume',
-        message: `${command.name} was running when the run stopped; it is not run again (the model is told to check its effect)`,
-      });
-      return this.#settle(pending, { kind: 'interrupted' });
-    }
-    pending.phase = 'running';
-    await this.#save();
-    await this.#execute(pending, command, signal);
   }
 
-  /** Decides, asking the user when needed. True when the command may run (the pending phase is then `approved`). */
-  async #authorize(pending: PendingCommand, command: Command, signal: AbortSignal): Promise<boolean> {
+  async #refuse(pending: PendingCommand, command: Command, reason: string, ends: boolean): Promise<void> {
+    this.state.refusedStreak += 1;
+    this.#options.events.emit({ type: 'goal.refused', step: pending.step, name: command.name });
+    await this.#book.settle(pending, {
+      kind: 'refused',
+      message: `Command ${command.name} was not run: ${reason}. Choose a command that can run, or task_complete.`,
+    });
+    if (ends) await this.#book.end('refused', reason);
+  }
+
+  /** Asks the user, and does what the answer says: run the command, refuse it with feedback, or stop. */
+  async #ask(pending: PendingCommand, command: Command, reason: string, signal: AbortSignal): Promise<void> {
+    const { events, approver, permissions, rememberRule } = this.#options;
+    const { step } = pending;
+    const { args } = pending.command;
+    this.#askNext = false;
+    events.emit({ type: 'goal.awaiting', step, name: command.name, args, reason });
+    const approval = await approver!.ask({ step, command: command.name, args, reason }, signal);
+    switch (approval.kind) {
+      case 'yes':
+        break;
+      case 'yes-for':
+        // This command is the first of the N.
+        this.state.continuousLeft = approval.steps - 1;
+        break;
+      case 'always':
+        permissions.allow.add(command.name);
+        await rememberRule?.(command.name);
+        break;
+      case 'no':
+        await this.#book.settle(pending, { kind: 'refused', message: 'The user stopped the run.' });
+        return this.#book.end('user', `the user answered n to ${command.name}`);
+      case 'feedback':
+        events.emit({ type: 'goal.refused', step, name: command.name, feedback: approval.text });
+        return this.#book.settle(pending, {
+          kind: 'refused',
+          message: `The user did not run ${command.name} and says: ${approval.text}`,
+        });
+    }
+    this.#authorize(pending, command, 'user');
+    // A user's answer is saved at once, so it is never asked for again; a decision taken without
+    // asking is taken again the same way on resume, and saved with the next phase.
+    await this.#book.save();
+  }
+
+  /** Lets the pending command run: its phase is then `approved`, and the loop runs it next. */
+  #authorize(pending: PendingCommand, command: Command, by: Authorization): void {
     const { state } = this;
-    const { approver, permissions } = this.#options;
-    let decision = decide(command, state, { ...permissions, canAsk: approver !== undefined });
-    if (decision.kind === 'run' && this.#askNext && approver && command.effect !== 'none')
-      decision = { kind: 'ask', reason: 'you pressed Ctrl+C' };
-    if (decision.kind === 'refuse') {
-      state.refusedStreak += 1;
-      this.#options.events.emit({ type: 'goal.refused', step: pending.step, name: command.name });
-      await this.#settle(pending, {
-        kind: 'refused',
-        message: `Command ${command.name} was not run: ${decision.reason}. Choose a command that can run, or task_complete.`,
-      });
-      if (state.refusedStreak >= MAX_REFUSALS) await this.#end('refused', decision.reason);
-      return false;
-    }
-    let by = decision.kind === 'run' ? decision.by : 'user';
-    if (decision.kind === 'ask') {
-      this.#askNext = false;
-      this.#options.events.emit({
-        type: 'goal.awaiting',
-        step: pending.step,
-        name: command.name,
-        args: pending.command.args,
-        reason: decision.reason,
-      });
-      const approval = await approver!.ask(
-        { step: pending.step, command: command.name, args: pending.command.args, reason: decision.reason },
-        signal,
-      );
-      const outcome = await this.#apply(approval, pending, command);
-      if (outcome !== 'run') return false;
-      by = 'user';
-    } else if (decision.by === 'continuous') {
-      state.continuousLeft -= 1;
-    }
+    if (by === 'continuous') state.continuousLeft -= 1;
     state.refusedStreak = 0;
     pending.phase = 'approved';
     pending.by = by;
+    this.#carrying = pending.step;
     this.#options.events.emit({
       type: 'goal.authorized',
       step: pending.step,
@@ -356,43 +278,6 @@ export class GoalLoop {
       by,
       ...(state.continuousLeft > 0 && { continuousLeft: state.continuousLeft }),
     });
-    // A user's answer is saved at once, so it is never asked for again; a decision taken without
-    // asking is taken again the same way on resume, and saved with the next phase.
-    if (decision.kind === 'ask') await this.#save();
-    return true;
-  }
-
-  /** What the user's answer does: run it, refuse it with feedback, or stop the run. */
-  async #apply(approval: Approval, pending: PendingCommand, command: Command): Promise<'run' | 'stop'> {
-    const { state } = this;
-    switch (approval.kind) {
-      case 'yes':
-        return 'run';
-      case 'yes-for':
-        // This command is the first of the N.
-        state.continuousLeft = approval.steps - 1;
-        return 'run';
-      case 'always':
-        this.#options.permissions.allow.add(command.name);
-        await this.#options.rememberRule?.(command.name);
-        return 'run';
-      case 'no':
-        await this.#settle(pending, { kind: 'refused', message: 'The user stopped the run.' });
-        await this.#end('user', `the user answered n to ${command.name}`);
-        return 'stop';
-      case 'feedback':
-        this.#options.events.emit({
-          type: 'goal.refused',
-          step: pending.step,
-          name: command.name,
-          feedback: approval.text,
-        });
-        await this.#settle(pending, {
-          kind: 'refused',
-          message: `The user did not run ${command.name} and says: ${approval.text}`,
-        });
-        return 'stop';
-    }
   }
 
   async #execute(pending: PendingCommand, command: Command, signal: AbortSignal): Promise<void> {
@@ -419,26 +304,11 @@ export class GoalLoop {
       output,
       files,
     });
-    await this.#settle(pending, { kind: 'command', ok, output, files }, false);
+    await this.#book.settle(pending, { kind: 'command', ok, output, files }, false);
     await this.#remember(pending, output);
-    if (complete !== undefined) return this.#end('task_complete', complete);
+    if (complete !== undefined) return this.#book.end('task_complete', complete);
     this.#watchForLoops();
-    await this.#save();
-  }
-
-  /** Moves the pending command into the history as `entry` and saves (unless the caller saves next). */
-  async #settle(
-    pending: PendingCommand,
-    entry:
-      | { kind: 'refused'; message: string }
-      | { kind: 'interrupted' }
-      | { kind: 'command'; ok: boolean; output: string; files: FileTouch[] },
-    save = true,
-  ): Promise<void> {
-    const { step, thoughts, command } = pending;
-    this.state.history.push({ ...entry, step, thoughts, command } as HistoryEntry);
-    delete this.state.pending;
-    if (save) await this.#save();
+    await this.#book.save();
   }
 
   /** Tells the model (and the user) about a loop; ends the run when it goes on after the warning. */
@@ -451,28 +321,9 @@ export class GoalLoop {
     );
     const verdict = judgeLoop(steps, state.loopWarnedAt);
     if (verdict.verdict === 'ok') return;
-    if (verdict.verdict === 'stop') throw this.#endNow('loop', verdict.message);
+    if (verdict.verdict === 'stop') throw this.#book.endNow('loop', verdict.message);
     state.loopWarnedAt = state.used.steps;
-    this.#notice('loop', verdict.message);
-  }
-
-  #notice(kind: 'loop' | 'budget' | 'resume', message: string): void {
-    const step = this.state.used.steps;
-    this.state.history.push({ kind: 'notice', step, text: message });
-    this.#options.events.emit({ type: 'goal.warning', step, kind, message });
-  }
-
-  /** Memories for this step's prompt, from the latest results. */
-  async #recall(): Promise<string[]> {
-    const { memory } = this.#options.resources;
-    if (!memory) return [];
-    const last = this.state.history.findLast((entry) => entry.kind === 'command');
-    // Before its first command a run recalls by its goals: what earlier runs of the agent learned.
-    const query = last
-      ? `${last.command.name} ${JSON.stringify(last.command.args)}\n${last.output}`
-      : this.state.agent.goals.join('\n');
-    const found = await memory.search(query, MEMORIES_PER_STEP);
-    return found.map((memory) => memory.text);
+    this.#book.notice('loop', verdict.message);
   }
 
   async #remember(pending: PendingCommand, output: string): Promise<void> {
@@ -484,71 +335,4 @@ export class GoalLoop {
       step: String(pending.step),
     });
   }
-
-  #prompt(memories: string[]): ChatMessage[] {
-    const { state } = this;
-    const { registry, resourceLines, chatbot, historyTokens } = this.#options;
-    return goalPrompt({
-      state,
-      registry,
-      resources: resourceLines,
-      budget: budgetLine(state, this.#elapsed()),
-      memories,
-      tools: this.#usesTools(),
-      modelName: chatbot.modelName,
-      contextTokens: this.#contextTokens(),
-      toolTokens: this.#toolTokens(),
-      now: this.#options.now?.() ?? new Date(),
-      ...(historyTokens !== undefined && { historyTokens }),
-    });
-  }
-
-  #figures(messages: ChatMessage[]): CallFigures {
-    const modelName = this.#options.chatbot.modelName;
-    return {
-      promptTokens: countMessageTokens(modelName, messages) + this.#toolTokens(),
-      modelName,
-      contextTokens: this.#contextTokens(),
-      elapsedMs: this.#elapsed(),
-    };
-  }
-
-  /** What the tool definitions sent beside the messages cost, when they are sent. */
-  #toolTokens(): number {
-    return this.#usesTools()
-      ? countTokens(this.#options.chatbot.modelName, JSON.stringify(this.#tools()))
-      : 0;
-  }
-
-  #contextTokens(): number {
-    return this.#options.contextTokens ?? CONTEXT_TOKENS;
-  }
-
-  #elapsed(): number {
-    return this.#elapsedBefore + (this.#clock() - this.#sessionStart);
-  }
-
-  #emitSpend(): void {
-    this.#options.events.emit({ type: 'goal.spend', ...spendOf(this.state, this.#elapsed()) });
-  }
-
-  async #save(): Promise<void> {
-    this.state.used.elapsedMs = Math.round(this.#elapsed());
-    await this.#options.save(this.state);
-  }
-
-  async #end(reason: GoalEndReason, detail: string): Promise<void> {
-    this.state.ended = { reason, detail };
-    await this.#save();
-  }
-
-  /** Ends the run from inside a step (loop detection); `run` catches what this returns when thrown. */
-  #endNow(reason: GoalEndReason, detail: string): RunEnded {
-    this.state.ended = { reason, detail };
-    return new RunEnded(detail);
-  }
-}
-
-function cap(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n… (${text.length - max} more characters cut)`;
 }

@@ -7,29 +7,39 @@
  * after another (concurrency 1): only the time differs.
  *
  * A stop (Ctrl+C, a crash) loses at most the step in progress: its nodes are asked again on resume.
+ * What the pass does next, what a node is asked and how its evaluation ends are pure decisions
+ * (pass-plan.ts); this module performs them: the model calls, the events, the saves. The sandboxes the
+ * nodes' schemas and after-query code use are node-sandbox.ts.
  */
-import { z } from 'zod';
-import { InvalidFileError, UserError } from '../errors.js';
+import type { z } from 'zod';
 import type { EventBus } from '../events.js';
-import { pathBeyondDepth } from '../graph/json-depth.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
-import { PatternSandbox, Sandbox, withSandboxedRegExps } from '../sandbox/index.js';
-import { MAX_VALUE_DEPTH, parseAnswer, runAfterQueryCode, type Accepted } from './after-query.js';
+import { parseAnswer, type Accepted } from './after-query.js';
 import {
-  applyChange,
   baseStructure,
   describeChange,
-  refusal,
+  type ChangeLimits,
   type FlowChange,
   type PassStructure,
 } from './changes.js';
-import { nextStep, sinksOf, type Settlement } from './dag.js';
+import { sinksOf } from './dag.js';
+import { NodeSandboxes } from './node-sandbox.js';
+import {
+  changedKeys,
+  changeLimits,
+  commitChanges,
+  nextMove,
+  nodeEvent,
+  nodeRequest,
+  passInputs,
+  resumedStructure,
+  unansweredResult,
+} from './pass-plan.js';
 import { flowHash, type FlowRunState, type NodeResult, type PassState } from './run-state.js';
-import { DEFAULT_CONCURRENCY, flowNodeSchema, type FlowFile, type FlowNode, type Json } from './schema.js';
-import { renderFlowText } from './template.js';
+import { DEFAULT_CONCURRENCY, type FlowFile, type Json } from './schema.js';
 
 export interface FlowRunOptions {
   flow: FlowFile;
@@ -75,8 +85,9 @@ interface Evaluated {
 }
 
 /**
- * Runs the pass in progress, or a new one with `inputs` (see passInputs). Throws a UserError for
- * inputs the flow does not take, or a pass in progress begun on another version of the flow.
+ * Runs the pass in progress, or a new one with `inputs` (see pass-plan.ts passInputs). Throws a
+ * UserError for inputs the flow does not take, or a pass in progress begun on another version of the
+ * flow.
  */
 export async function runFlowPass(
   options: FlowRunOptions,
@@ -85,46 +96,13 @@ export async function runFlowPass(
   return new PassRunner(options).run(inputs);
 }
 
-/**
- * The database values a new pass starts with: every input given or defaulted. An input the flow does
- * not declare, or a required one left out, is a UserError naming it.
- */
-export function passInputs(flow: FlowFile, given: Record<string, string>): Record<string, string> {
-  const declared = Object.keys(flow.inputs);
-  for (const name of Object.keys(given))
-    if (!Object.hasOwn(flow.inputs, name))
-      throw new UserError(
-        `--input ${name}: the flow "${flow.name}" takes no input "${name}"`,
-        2,
-        declared.length > 0 ? `its inputs: ${declared.join(', ')}` : 'it takes no inputs',
-      );
-  const values: Record<string, string> = {};
-  for (const [name, spec] of Object.entries(flow.inputs)) {
-    const value = Object.hasOwn(given, name) ? given[name] : spec.default;
-    if (value === undefined)
-      throw new UserError(
-        `the flow "${flow.name}" needs --input ${name}=…`,
-        2,
-        spec.description ?? `every input without a default must be given`,
-      );
-    values[name] = value;
-  }
-  return values;
-}
-
 class PassRunner {
   readonly #options: FlowRunOptions;
   readonly #flow: FlowFile;
   readonly #state: FlowRunState;
   readonly #concurrency: number;
-  readonly #schemas = new Map<string, z.ZodType | undefined>();
   readonly #changeLog: PassReport['changes'] = [];
-  #sandbox: Sandbox | undefined;
-  /** Where the answer schemas' patterns are matched; made with the first schema. */
-  #patterns: PatternSandbox | undefined;
-  /** After-query code runs one node at a time: the `flow` API answers for the node whose code runs. */
-  #codeQueue: Promise<unknown> = Promise.resolve();
-  #requester: ((change: FlowChange) => void) | undefined;
+  readonly #sandboxes: NodeSandboxes;
 
   constructor(options: FlowRunOptions) {
     this.#options = options;
@@ -134,13 +112,16 @@ class PassRunner {
       1,
       options.concurrency ?? options.flow.config.concurrency ?? DEFAULT_CONCURRENCY,
     );
+    this.#sandboxes = new NodeSandboxes(options.flow.config.sandbox, (by, change, reason) =>
+      this.#logChange(by, change, false, reason),
+    );
   }
 
   async run(inputs: Record<string, string>): Promise<PassReport> {
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
     const begun = resumed
-      ? this.#resume(inputs)
+      ? { pass: this.#state.current!, structure: resumedStructure(this.#flow, this.#state, inputs) }
       : { pass: await this.#begin(inputs), structure: baseStructure(this.#flow) };
     const { pass } = begun;
     let { structure } = begun;
@@ -154,20 +135,16 @@ class PassRunner {
     });
     try {
       for (;;) {
-        this.#settleSkips(structure, pass);
-        const next = nextStep(structure, settlements(pass), (node) => rootFailure(pass, node));
-        for (const { node, failed } of next.blocked) this.#block(pass, node, failed);
-        // What a blocked node blocks in turn is decided on the next round.
-        if (next.blocked.length > 0) continue;
-        if (next.ready.length === 0) break;
-        structure = await this.#step(structure, pass, next.ready);
+        const move = nextMove(structure, pass, this.#state.last);
+        if (move.kind === 'finish') break;
+        if (move.kind === 'run') structure = await this.#step(structure, pass, move.nodes);
+        else for (const { node, result } of move.settled) this.#settle(pass, node, result);
       }
     } catch (error) {
       if (this.#options.signal?.aborted) return this.#report(pass, structure, started, true);
       throw error;
     } finally {
-      this.#sandbox?.dispose();
-      this.#patterns?.dispose();
+      this.#sandboxes.dispose();
     }
     const report = this.#report(pass, structure, started, false);
     this.#state.passes = pass.pass;
@@ -206,64 +183,10 @@ class PassRunner {
     return pass;
   }
 
-  /** The pass in progress, and the structure its saved changes make. */
-  #resume(inputs: Record<string, string>): { pass: PassState; structure: PassStructure } {
-    const pass = this.#state.current!;
-    if (this.#state.flowHash !== flowHash(this.#flow))
-      throw new UserError(
-        `pass ${pass.pass} of "${this.#flow.name}" began on another version of the flow file`,
-        2,
-        'restore the flow as it was to finish that pass, or start a new run without its state file',
-      );
-    // The run file may have been edited by hand or by someone else: its changes are checked again.
-    let structure = baseStructure(this.#flow);
-    const limits = { frozen: () => false, reusable: (node: string) => Object.hasOwn(this.#state.last, node) };
-    for (const change of pass.changes) {
-      const reason = refusal(structure, change, limits);
-      if (reason !== undefined)
-        throw new InvalidFileError(
-          `the saved pass ${pass.pass} of "${this.#flow.name}" holds a change that cannot be made: ${describeChange(change)}: ${reason}`,
-          'start a new run without that state file',
-        );
-      structure = applyChange(structure, change);
-    }
-    const differs = Object.entries(inputs).some(([name, value]) => pass.inputs[name] !== value);
-    if (differs)
-      throw new UserError(
-        `pass ${pass.pass} of "${this.#flow.name}" is not finished, and began with other inputs`,
-        2,
-        'run it again without --input to finish it; the new inputs go to the next pass',
-      );
-    return { pass, structure };
-  }
-
-  /** Nodes skipped by a committed change settle as reused, before anything else is decided. */
-  #settleSkips(structure: PassStructure, pass: PassState): void {
-    for (const node of structure.skips) {
-      if (pass.results[node]) continue;
-      const last = this.#state.last[node]!;
-      pass.results[node] = {
-        status: 'reused',
-        output: last.output,
-        prompt: last.prompt,
-        tokens: 0,
-        attempts: 0,
-        savedTokens: last.tokens,
-      };
-      this.#options.events.emit({
-        type: 'flow.node',
-        node,
-        status: 'reused',
-        output: last.output,
-        tokens: last.tokens,
-      });
-    }
-  }
-
-  #block(pass: PassState, node: string, failed: string): void {
-    const detail = `skipped: upstream failed (${failed})`;
-    pass.results[node] = { status: 'blocked', tokens: 0, attempts: 0, upstream: failed, detail };
-    this.#options.events.emit({ type: 'flow.node', node, status: 'blocked', detail });
+  /** A node settled without being asked (reused or blocked). */
+  #settle(pass: PassState, node: string, result: NodeResult): void {
+    pass.results[node] = result;
+    this.#options.events.emit(nodeEvent(node, result));
   }
 
   /** Runs `ready` at once (up to the limit), then commits their results in order; returns the new structure. */
@@ -272,16 +195,19 @@ class PassRunner {
     this.#options.events.emit({ type: 'flow.step', step, nodes: ready });
     const database = structuredClone(this.#state.database);
     const running = new Set(ready);
-    const frozen = (node: string) => Object.hasOwn(pass.results, node) || running.has(node);
+    const limits = changeLimits(
+      this.#state,
+      (node) => Object.hasOwn(pass.results, node) || running.has(node),
+    );
     const evaluated = await mapBounded(ready, this.#concurrency, (name) =>
-      this.#evaluate(structure, pass, name, database, frozen),
+      this.#evaluate(structure, pass, name, database, limits),
     );
     this.#options.signal?.throwIfAborted();
     let next = structure;
     for (const [i, name] of ready.entries()) {
       const { result, database: written, changes } = evaluated[i]!;
       if (written) this.#commitDatabase(name, database, written);
-      next = this.#commitChanges(next, pass, name, changes, frozen);
+      next = this.#commitChanges(next, pass, name, changes, limits);
       pass.results[name] = result;
       if (result.status === 'done')
         this.#state.last[name] = {
@@ -298,8 +224,7 @@ class PassRunner {
 
   /** Applies the top-level keys the node's code changed, relative to the step's snapshot. */
   #commitDatabase(by: string, before: Record<string, Json>, after: Record<string, Json>): void {
-    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-    const changed = [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+    const changed = changedKeys(before, after);
     if (changed.length === 0) return;
     for (const key of changed) {
       if (Object.hasOwn(after, key)) this.#state.database[key] = after[key]!;
@@ -308,32 +233,24 @@ class PassRunner {
     this.#options.events.emit({ type: 'flow.database', by, keys: changed });
   }
 
-  /**
-   * Applies one node's changes together, or none of them: each was accepted when asked, but a node
-   * earlier in the same step may have changed the flow since (two edges that together close a cycle).
-   */
+  /** Applies one node's changes together, or refuses them all (pass-plan.ts commitChanges). */
   #commitChanges(
     structure: PassStructure,
     pass: PassState,
     by: string,
     changes: FlowChange[],
-    frozen: (node: string) => boolean,
+    limits: ChangeLimits,
   ): PassStructure {
     if (changes.length === 0) return structure;
-    const limits = { frozen, reusable: (node: string) => Object.hasOwn(this.#state.last, node) };
-    let next = structure;
-    for (const change of changes) {
-      const reason = refusal(next, change, limits);
-      if (reason !== undefined) {
-        for (const refused of changes)
-          this.#logChange(by, refused, false, `refused with the rest: ${reason}`);
-        return structure;
-      }
-      next = applyChange(next, change);
+    const committed = commitChanges(structure, changes, limits);
+    if (!committed.ok) {
+      for (const refused of changes)
+        this.#logChange(by, refused, false, `refused with the rest: ${committed.reason}`);
+      return structure;
     }
     pass.changes.push(...changes);
     for (const change of changes) this.#logChange(by, change, true);
-    return next;
+    return committed.structure;
   }
 
   #logChange(by: string, change: FlowChange, applied: boolean, reason?: string): void {
@@ -348,21 +265,14 @@ class PassRunner {
     pass: PassState,
     name: string,
     database: Record<string, Json>,
-    frozen: (node: string) => boolean,
+    limits: ChangeLimits,
   ): Promise<Evaluated> {
     const { events, signal } = this.#options;
+    const request = nodeRequest(this.#flow, structure, pass, name, database);
+    if (!request.ok) return this.#evaluated(name, request.result);
+    const { prompt, messages, outputs } = request;
     const node = structure.nodes.get(name)!;
-    const dependencies = structure.dependencies.get(name) ?? [];
-    const outputs = new Map(dependencies.map((dep) => [dep, pass.results[dep]!.output]));
-    let prompt: string;
-    let messages: ChatMessage[];
-    try {
-      prompt = renderFlowText(node.prompt, { db: database, outputs });
-      messages = this.#compose(node, prompt, dependencies, pass, database, outputs);
-    } catch (error) {
-      return this.#failed(name, 0, 0, `its prompt: ${(error as Error).message}`);
-    }
-    const schema = this.#schemaOf(node);
+    const schema = this.#sandboxes.schemaOf(node);
     let tokens = 0;
     let lastProblem = '';
     let rejections = 0;
@@ -389,97 +299,36 @@ class PassRunner {
             else [lastProblem, rejections] = [parsed.error, rejections + 1];
             return parsed;
           }
-          const ran = await this.#runCode(node, parsed.value, database, outputs, structure, frozen);
+          const ran = await this.#sandboxes.runCode(node, parsed.value, {
+            database,
+            outputs,
+            structure,
+            limits,
+          });
           if (ran.ok) accepted = ran.value;
           else [lastProblem, rejections] = [ran.error, rejections + 1];
           return ran;
         },
       });
-      const attempts = repaired.attempts;
-      const result: NodeResult = { status: 'done', output: accepted!.output, prompt, tokens, attempts };
-      events.emit({
-        type: 'flow.node',
-        node: name,
-        status: 'done',
-        output: result.output,
-        tokens,
-        attempt: attempts,
-      });
-      const { database: written, changes } = accepted!;
-      return { result, ...(written && { database: written }), changes };
+      const { output } = accepted!;
+      const result: NodeResult = { status: 'done', output, prompt, tokens, attempts: repaired.attempts };
+      return this.#evaluated(name, result, accepted);
     } catch (error) {
       if (signal?.aborted) throw error;
-      const attempts = this.#flow.config.attempts;
-      // Only answers the step rejected fall back; a model that cannot be reached or code that cannot run fails.
-      if (rejections === attempts && node.fallback !== undefined)
-        return this.#fellBack(name, node.fallback, prompt, tokens, attempts, lastProblem);
-      return this.#failed(name, tokens, rejections, error instanceof Error ? error.message : String(error));
+      const message = error instanceof Error ? error.message : String(error);
+      const { attempts: tries } = this.#flow.config;
+      return this.#evaluated(
+        name,
+        unansweredResult({ node, prompt, tokens, tries, rejections, lastProblem, error: message }),
+      );
     }
   }
 
-  #fellBack(
-    name: string,
-    fallback: Json,
-    prompt: string,
-    tokens: number,
-    attempts: number,
-    problem: string,
-  ): Evaluated {
-    const detail = `fallback used: ${attempts} answers were rejected, the last because ${problem}`;
-    const result: NodeResult = {
-      status: 'done',
-      output: fallback,
-      prompt,
-      tokens,
-      attempts,
-      fellBack: true,
-      detail,
-    };
-    this.#options.events.emit({
-      type: 'flow.node',
-      node: name,
-      status: 'done',
-      output: fallback,
-      tokens,
-      detail,
-    });
-    return { result, changes: [] };
-  }
-
-  #failed(name: string, tokens: number, attempts: number, detail: string): Evaluated {
-    this.#options.events.emit({ type: 'flow.node', node: name, status: 'failed', detail, tokens });
-    return { result: { status: 'failed', tokens, attempts, detail }, changes: [] };
-  }
-
-  /**
-   * The node's messages. By default (seed 003, eq. 1): the system message, each dependency as an
-   * earlier question and its answer, in the order the node lists them, then the node's own prompt.
-   * A compose template makes the prompt one message instead.
-   */
-  #compose(
-    node: FlowNode,
-    prompt: string,
-    dependencies: readonly string[],
-    pass: PassState,
-    database: Record<string, Json>,
-    outputs: ReadonlyMap<string, unknown>,
-  ): ChatMessage[] {
-    const system: ChatMessage[] = this.#flow.config.system
-      ? [{ role: 'system', content: renderFlowText(this.#flow.config.system, { db: database }) }]
-      : [];
-    if (node.compose !== undefined)
-      return [
-        ...system,
-        { role: 'user', content: renderFlowText(node.compose, { db: database, outputs, prompt }) },
-      ];
-    const earlier = dependencies.flatMap((dep): ChatMessage[] => {
-      const result = pass.results[dep]!;
-      return [
-        { role: 'user', content: result.prompt ?? dep },
-        { role: 'assistant', content: asText(result.output) },
-      ];
-    });
-    return [...system, ...earlier, { role: 'user', content: prompt }];
+  /** Tells the user how a node's evaluation ended; what it accepted goes to the step's commit. */
+  #evaluated(name: string, result: NodeResult, accepted?: Accepted): Evaluated {
+    this.#options.events.emit(nodeEvent(name, result));
+    const written = accepted?.database;
+    return { result, ...(written && { database: written }), changes: accepted?.changes ?? [] };
   }
 
   async #ask(
@@ -504,75 +353,6 @@ class PassRunner {
       );
     if (!schema) return send();
     return (await askForJson(model, name.replace(/[^\w-]/g, '_'), schemaFor(schema), send)).completion;
-  }
-
-  /**
-   * The zod type of the node's answer schema, made once; undefined when it has none. Its patterns are
-   * the file's: they match in the pattern sandbox, under the flow's time limit, never in the host.
-   */
-  #schemaOf(node: FlowNode): z.ZodType | undefined {
-    if (!this.#schemas.has(node.name)) {
-      const schema = node.afterQuery?.schema;
-      if (schema) this.#patterns ??= new PatternSandbox(this.#flow.config.sandbox);
-      this.#schemas.set(
-        node.name,
-        schema && withSandboxedRegExps(this.#patterns!, () => z.fromJSONSchema(schema as never)),
-      );
-    }
-    return this.#schemas.get(node.name);
-  }
-
-  /** Runs the node's after-query code, one node at a time, with `flow.*` answering for it. */
-  #runCode(
-    node: FlowNode,
-    answer: unknown,
-    database: Record<string, Json>,
-    outputs: ReadonlyMap<string, unknown>,
-    structure: PassStructure,
-    frozen: (node: string) => boolean,
-  ) {
-    const run = async () => {
-      const sandbox = await this.#sandboxReady();
-      const changes: FlowChange[] = [];
-      let working = structure;
-      const limits = { frozen, reusable: (name: string) => Object.hasOwn(this.#state.last, name) };
-      this.#requester = (change) => {
-        const reason = refusal(working, change, limits);
-        if (reason !== undefined) {
-          this.#logChange(node.name, change, false, reason);
-          throw new Error(`flow: ${describeChange(change)} refused: ${reason}`);
-        }
-        working = applyChange(working, change);
-        changes.push(change);
-      };
-      try {
-        const ran = await runAfterQueryCode(sandbox, node.afterQuery!.code!, answer, {
-          node,
-          database,
-          outputs: Object.fromEntries(outputs),
-        });
-        return ran.ok ? { ok: true as const, value: { ...ran.value, changes } } : ran;
-      } finally {
-        this.#requester = undefined;
-      }
-    };
-    const queued = this.#codeQueue.then(run, run);
-    this.#codeQueue = queued.catch(() => undefined);
-    return queued;
-  }
-
-  async #sandboxReady(): Promise<Sandbox> {
-    if (this.#sandbox) return this.#sandbox;
-    const sandbox = await Sandbox.create(this.#flow.config.sandbox);
-    sandbox.expose(
-      'flow',
-      flowApi((change) => {
-        if (!this.#requester) throw new Error('flow changes can only be made by a running after-query step');
-        this.#requester(change);
-      }),
-    );
-    this.#sandbox = sandbox;
-    return sandbox;
   }
 
   #report(pass: PassState, structure: PassStructure, started: number, interrupted: boolean): PassReport {
@@ -602,39 +382,4 @@ class PassRunner {
       interrupted,
     };
   }
-}
-
-/** `flow.addNode(fields)`, `flow.addEdge(from, to)`, `flow.removeEdge(from, to)`, `flow.skip(name)`. */
-function flowApi(request: (change: FlowChange) => void) {
-  return {
-    addNode: (fields: unknown) => {
-      // Validation recurses once a level of the fallback: a deep one is refused before it.
-      if (pathBeyondDepth(fields, MAX_VALUE_DEPTH) !== undefined)
-        throw new Error(`flow.addNode: the fields nest more than ${MAX_VALUE_DEPTH} levels deep`);
-      const parsed = flowNodeSchema.safeParse(fields);
-      if (!parsed.success)
-        throw new Error(
-          `flow.addNode: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'fields'}: ${i.message}`).join('; ')}`,
-        );
-      request({ op: 'add-node', node: parsed.data });
-    },
-    addEdge: (from: unknown, to: unknown) => request({ op: 'add-edge', from: String(from), to: String(to) }),
-    removeEdge: (from: unknown, to: unknown) =>
-      request({ op: 'remove-edge', from: String(from), to: String(to) }),
-    skip: (name: unknown) => request({ op: 'skip', node: String(name) }),
-  };
-}
-
-function settlements(pass: PassState): Map<string, Settlement> {
-  return new Map(Object.entries(pass.results).map(([name, result]) => [name, result.status]));
-}
-
-function rootFailure(pass: PassState, node: string): string {
-  const result = pass.results[node];
-  return result?.status === 'blocked' && result.upstream ? result.upstream : node;
-}
-
-/** A dependency's output as the text of an earlier answer. */
-function asText(output: unknown): string {
-  return typeof output === 'string' ? output : JSON.stringify(output, null, 2);
 }

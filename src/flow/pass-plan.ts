@@ -1,0 +1,291 @@
+/**
+ * The decisions of a flow pass, pure, on top of dag.ts and changes.ts: the values a new pass starts
+ * with, the structure a resumed pass had reached, what the pass does next (reuse the skipped nodes,
+ * block the ones a failure cuts off, run the ready ones, or finish), what a node is asked, how its
+ * evaluation ends and what the user is told of it, and what a step commits. No model, no events, no
+ * clock: runner.ts performs what these decide.
+ */
+import { InvalidFileError, UserError } from '../errors.js';
+import type { FlowEvent } from '../events.js';
+import type { ChatMessage } from '../llm/types.js';
+import {
+  applyChange,
+  baseStructure,
+  describeChange,
+  refusal,
+  type ChangeLimits,
+  type FlowChange,
+  type PassStructure,
+} from './changes.js';
+import { nextStep, type Settlement } from './dag.js';
+import {
+  flowHash,
+  type FlowRunState,
+  type LastOutput,
+  type NodeResult,
+  type PassState,
+} from './run-state.js';
+import type { FlowFile, FlowNode, Json } from './schema.js';
+import { renderFlowText } from './template.js';
+
+/**
+ * The database values a new pass starts with: every input given or defaulted. An input the flow does
+ * not declare, or a required one left out, is a UserError naming it.
+ */
+export function passInputs(flow: FlowFile, given: Record<string, string>): Record<string, string> {
+  const declared = Object.keys(flow.inputs);
+  for (const name of Object.keys(given))
+    if (!Object.hasOwn(flow.inputs, name))
+      throw new UserError(
+        `--input ${name}: the flow "${flow.name}" takes no input "${name}"`,
+        2,
+        declared.length > 0 ? `its inputs: ${declared.join(', ')}` : 'it takes no inputs',
+      );
+  const values: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(flow.inputs)) {
+    const value = Object.hasOwn(given, name) ? given[name] : spec.default;
+    if (value === undefined)
+      throw new UserError(
+        `the flow "${flow.name}" needs --input ${name}=…`,
+        2,
+        spec.description ?? `every input without a default must be given`,
+      );
+    values[name] = value;
+  }
+  return values;
+}
+
+/** What a change may touch in a pass of the run `state`: a skip reuses an earlier pass's output. */
+export function changeLimits(state: FlowRunState, frozen: (node: string) => boolean): ChangeLimits {
+  return { frozen, reusable: (node) => Object.hasOwn(state.last, node) };
+}
+
+/**
+ * The structure the pass in progress had reached: the file's, with the pass's saved changes made
+ * again. A UserError when the flow file changed since the pass began, or `inputs` differ from the
+ * pass's; an InvalidFileError when a saved change cannot be made (the run file may have been edited).
+ */
+export function resumedStructure(
+  flow: FlowFile,
+  state: FlowRunState,
+  inputs: Record<string, string>,
+): PassStructure {
+  const pass = state.current!;
+  if (state.flowHash !== flowHash(flow))
+    throw new UserError(
+      `pass ${pass.pass} of "${flow.name}" began on another version of the flow file`,
+      2,
+      'restore the flow as it was to finish that pass, or start a new run without its state file',
+    );
+  let structure = baseStructure(flow);
+  const limits = changeLimits(state, () => false);
+  for (const change of pass.changes) {
+    const reason = refusal(structure, change, limits);
+    if (reason !== undefined)
+      throw new InvalidFileError(
+        `the saved pass ${pass.pass} of "${flow.name}" holds a change that cannot be made: ${describeChange(change)}: ${reason}`,
+        'start a new run without that state file',
+      );
+    structure = applyChange(structure, change);
+  }
+  const differs = Object.entries(inputs).some(([name, value]) => pass.inputs[name] !== value);
+  if (differs)
+    throw new UserError(
+      `pass ${pass.pass} of "${flow.name}" is not finished, and began with other inputs`,
+      2,
+      'run it again without --input to finish it; the new inputs go to the next pass',
+    );
+  return structure;
+}
+
+/** A node settled without being asked. */
+export interface Settled {
+  node: string;
+  result: NodeResult;
+}
+
+/** What the pass does next. */
+export type PassMove =
+  /** Nodes a committed change skipped: they settle as reused, before anything else is decided. */
+  | { kind: 'reuse'; settled: Settled[] }
+  /** Nodes that can never run in this pass: something they need failed. */
+  | { kind: 'block'; settled: Settled[] }
+  /** Nodes whose dependencies all have outputs: one step runs them together. */
+  | { kind: 'run'; nodes: string[] }
+  /** Nothing is left that can run. */
+  | { kind: 'finish' };
+
+/**
+ * The pass's next move. What a blocked node blocks in turn is decided on the next move, once it is
+ * settled.
+ */
+export function nextMove(structure: PassStructure, pass: PassState, last: FlowRunState['last']): PassMove {
+  const skipped = [...structure.skips].filter((node) => !pass.results[node]);
+  if (skipped.length > 0)
+    return { kind: 'reuse', settled: skipped.map((node) => ({ node, result: reusedResult(last[node]!) })) };
+  const next = nextStep(structure, settlements(pass), (node) => rootFailure(pass, node));
+  if (next.blocked.length > 0)
+    return {
+      kind: 'block',
+      settled: next.blocked.map(({ node, failed }) => ({ node, result: blockedResult(failed) })),
+    };
+  return next.ready.length > 0 ? { kind: 'run', nodes: next.ready } : { kind: 'finish' };
+}
+
+function settlements(pass: PassState): Map<string, Settlement> {
+  return new Map(Object.entries(pass.results).map(([name, result]) => [name, result.status]));
+}
+
+function rootFailure(pass: PassState, node: string): string {
+  const result = pass.results[node];
+  return result?.status === 'blocked' && result.upstream ? result.upstream : node;
+}
+
+function reusedResult(last: LastOutput): NodeResult {
+  return {
+    status: 'reused',
+    output: last.output,
+    prompt: last.prompt,
+    tokens: 0,
+    attempts: 0,
+    savedTokens: last.tokens,
+  };
+}
+
+function blockedResult(failed: string): NodeResult {
+  const detail = `skipped: upstream failed (${failed})`;
+  return { status: 'blocked', tokens: 0, attempts: 0, upstream: failed, detail };
+}
+
+/** What a node is asked: its prompt, and the messages that carry it; or why it cannot be asked. */
+export type NodeRequest =
+  | { ok: true; prompt: string; messages: ChatMessage[]; outputs: Map<string, unknown> }
+  | { ok: false; result: NodeResult };
+
+/** The request for node `name`, against the database as its step began. */
+export function nodeRequest(
+  flow: FlowFile,
+  structure: PassStructure,
+  pass: PassState,
+  name: string,
+  database: Record<string, Json>,
+): NodeRequest {
+  const node = structure.nodes.get(name)!;
+  const dependencies = structure.dependencies.get(name) ?? [];
+  const outputs = new Map(dependencies.map((dep) => [dep, pass.results[dep]!.output]));
+  try {
+    const prompt = renderFlowText(node.prompt, { db: database, outputs });
+    const messages = compose(flow, node, prompt, dependencies, pass, database, outputs);
+    return { ok: true, prompt, messages, outputs };
+  } catch (error) {
+    return { ok: false, result: failedResult(0, 0, `its prompt: ${(error as Error).message}`) };
+  }
+}
+
+/**
+ * The node's messages. By default (seed 003, eq. 1): the system message, each dependency as an
+ * earlier question and its answer, in the order the node lists them, then the node's own prompt.
+ * A compose template makes the prompt one message instead.
+ */
+function compose(
+  flow: FlowFile,
+  node: FlowNode,
+  prompt: string,
+  dependencies: readonly string[],
+  pass: PassState,
+  database: Record<string, Json>,
+  outputs: ReadonlyMap<string, unknown>,
+): ChatMessage[] {
+  const system: ChatMessage[] = flow.config.system
+    ? [{ role: 'system', content: renderFlowText(flow.config.system, { db: database }) }]
+    : [];
+  if (node.compose !== undefined)
+    return [
+      ...system,
+      { role: 'user', content: renderFlowText(node.compose, { db: database, outputs, prompt }) },
+    ];
+  const earlier = dependencies.flatMap((dep): ChatMessage[] => {
+    const result = pass.results[dep]!;
+    return [
+      { role: 'user', content: result.prompt ?? dep },
+      { role: 'assistant', content: asText(result.output) },
+    ];
+  });
+  return [...system, ...earlier, { role: 'user', content: prompt }];
+}
+
+/** A dependency's output as the text of an earlier answer. */
+function asText(output: unknown): string {
+  return typeof output === 'string' ? output : JSON.stringify(output, null, 2);
+}
+
+/** How a node that found no accepted answer ends. */
+export interface Unanswered {
+  node: FlowNode;
+  prompt: string;
+  tokens: number;
+  /** Answers the flow allows a node (its config's `attempts`). */
+  tries: number;
+  /** Answers the after-query step rejected, and the reason for the last. */
+  rejections: number;
+  lastProblem: string;
+  /** What ended the evaluation. */
+  error: string;
+}
+
+/**
+ * The node's fallback when every answer was rejected and it has one; otherwise it failed (a model that
+ * cannot be reached, or code that cannot run, is not helped by a fallback).
+ */
+export function unansweredResult(ended: Unanswered): NodeResult {
+  const { node, prompt, tokens, tries, rejections, lastProblem } = ended;
+  if (rejections !== tries || node.fallback === undefined)
+    return failedResult(tokens, rejections, ended.error);
+  const detail = `fallback used: ${tries} answers were rejected, the last because ${lastProblem}`;
+  return { status: 'done', output: node.fallback, prompt, tokens, attempts: tries, fellBack: true, detail };
+}
+
+function failedResult(tokens: number, attempts: number, detail: string): NodeResult {
+  return { status: 'failed', tokens, attempts, detail };
+}
+
+/** What the user is told when a node settles as `result`. */
+export function nodeEvent(node: string, result: NodeResult): FlowEvent {
+  const { status, output, tokens, detail } = result;
+  switch (status) {
+    case 'reused':
+      return { type: 'flow.node', node, status, output, tokens: result.savedTokens };
+    case 'blocked':
+      return { type: 'flow.node', node, status, detail };
+    case 'failed':
+      return { type: 'flow.node', node, status, detail, tokens };
+    case 'done':
+      return result.fellBack
+        ? { type: 'flow.node', node, status, output, tokens, detail }
+        : { type: 'flow.node', node, status, output, tokens, attempt: result.attempts };
+  }
+}
+
+/** The top-level database keys that differ between a step's snapshot and what a node's code left. */
+export function changedKeys(before: Record<string, Json>, after: Record<string, Json>): string[] {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return [...keys].filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+}
+
+/**
+ * One node's changes made together, or none of them: each was accepted when asked, but a node earlier
+ * in the same step may have changed the flow since (two edges that together close a cycle).
+ */
+export function commitChanges(
+  structure: PassStructure,
+  changes: readonly FlowChange[],
+  limits: ChangeLimits,
+): { ok: true; structure: PassStructure } | { ok: false; reason: string } {
+  let next = structure;
+  for (const change of changes) {
+    const reason = refusal(next, change, limits);
+    if (reason !== undefined) return { ok: false, reason };
+    next = applyChange(next, change);
+  }
+  return { ok: true, structure: next };
+}
