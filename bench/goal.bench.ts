@@ -17,9 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GoalLoop } from '../src/autonomous/goal-loop.js';
-import { saveRun } from '../src/autonomous/run-file.js';
 import { newRunState, type RunState } from '../src/autonomous/run-state.js';
 import { EventBus } from '../src/events.js';
+import { fileStore } from '../src/store/files.js';
 import { TEXT_ONLY, type LanguageModel } from '../src/llm/types.js';
 import { commandRegistry } from '../tools/index.js';
 import { Workspace } from '../tools/workspace.js';
@@ -106,6 +106,7 @@ export async function runGoalBench(
       }),
     );
     const registry = commandRegistry().offered({ workspace: runs[0]!.workspace });
+    const runFiles = fileStore().goalRuns;
     for (let round = 0; round <= rounds; round++) {
       for (const run of runs) {
         run.state.budget.maxSteps = run.state.used.steps + stepsPerRound;
@@ -116,7 +117,7 @@ export async function runGoalBench(
           resources: { workspace: run.workspace },
           resourceLines: ['File output in your workspace.'],
           permissions: { yes: true, allow: new Set() },
-          save: (current) => saveRun(run.path, current),
+          keptAt: { store: runFiles, key: run.path },
           events: new EventBus(),
         });
         const started = performance.now();

@@ -81,6 +81,8 @@ export interface SubAgents {
   remove(key: string): boolean;
   /** Calls the callable node `fn` of the graph file `graph` with `args`; returns its value. */
   call(graph: string, fn: string, args: unknown[], signal: AbortSignal): Promise<unknown>;
+  /** The agents and their conversations as plain JSON, saved with the run so a resumed run has them. */
+  snapshot(): unknown;
 }
 
 /** Everything a command may need; a run offers a command only when it has every resource it names. */

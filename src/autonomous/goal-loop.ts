@@ -11,6 +11,7 @@
  * command that had not started runs, and a command with a side effect that may have run is never run
  * again (the model is told it was interrupted).
  */
+import type { GoalRunStore } from './goal-run-store.js';
 import type { Authorization, EventBus, FileTouch } from '../events.js';
 import type { LanguageModel } from '../llm/types.js';
 import type { Command, CommandResources, LongTermMemory } from '../../tools/command.js';
@@ -57,7 +58,8 @@ export interface GoalLoopOptions {
   approver?: Approver;
   /** Remembers an "always" answer for the workspace. */
   rememberRule?: (command: string) => Promise<void>;
-  save: (state: RunState) => Promise<void>;
+  /** Where the run is saved after every phase of a step: the store, and the run's key there. */
+  keptAt: { store: GoalRunStore; key: string };
   events: EventBus;
   /** Most tokens of history a prompt carries (prompt.ts HISTORY_TOKENS by default). */
   historyTokens?: number;
@@ -89,7 +91,12 @@ export class GoalLoop {
   constructor(options: GoalLoopOptions) {
     this.#options = options;
     this.state = options.state;
-    const { state, events, save, clock, chatbot, registry, resources, resourceLines, approver } = options;
+    const { state, events, keptAt, clock, chatbot, registry, resources, resourceLines, approver } = options;
+    const save = async (current: RunState) => {
+      // The sub-agents go with the run, so a resumed run messages the same agents again.
+      if (resources.agents) current.agents = resources.agents.snapshot();
+      await keptAt.store.save(keptAt.key, current);
+    };
     this.#book = new RunBook(state, events, save, clock ?? (() => performance.now()));
     this.#model = new ModelStep(this.#book, {
       chatbot,

@@ -123,10 +123,7 @@ async function runNested(options: NestedRunOptions, request: unknown): Promise<N
       resources: opened.resources,
       resourceLines: opened.lines,
       permissions: { yes: options.yes ?? false, allow },
-      save: async (current) => {
-        if (opened.agents) current.agents = opened.agents.snapshot();
-        await store.save(key, current);
-      },
+      keptAt: { store, key },
       events,
     });
     // A model failure is thrown as it is; the run stays saved (onRunFile said where) for --resume.

@@ -11,6 +11,7 @@
  * (pass-plan.ts); this module performs them: the model calls, the events, the saves. The sandboxes the
  * nodes' schemas and after-query code use are node-sandbox.ts.
  */
+import type { FlowRunStore } from './flow-run-store.js';
 import type { z } from 'zod';
 import type { EventBus } from '../events.js';
 import { withRepair } from '../llm/repair.js';
@@ -43,14 +44,15 @@ import { DEFAULT_CONCURRENCY, type FlowFile, type Json } from './schema.js';
 
 export interface FlowRunOptions {
   flow: FlowFile;
-  /** The run so far; the pass changes it and hands it to `save` after every step. */
+  /** The run so far; the pass changes it and saves it after every step. */
   state: FlowRunState;
   /** Answers every node (metered by the caller, so its calls are events too). */
   model: LanguageModel;
   events: EventBus;
   /** Nodes asked at once (1 = one after another); default the flow's, else DEFAULT_CONCURRENCY. */
   concurrency?: number;
-  save?: (state: FlowRunState) => Promise<void>;
+  /** Where the run is saved after every step: the store, and the run's key there; nowhere when absent. */
+  keptAt?: { store: FlowRunStore; key: string };
   /** Stops the pass: calls in flight are abandoned and the state stays as the last step saved it. */
   signal?: AbortSignal;
 }
@@ -117,6 +119,11 @@ class PassRunner {
     );
   }
 
+  async #save(): Promise<void> {
+    const { keptAt } = this.#options;
+    await keptAt?.store.save(keptAt.key, this.#state);
+  }
+
   async run(inputs: Record<string, string>): Promise<PassReport> {
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
@@ -149,7 +156,7 @@ class PassRunner {
     const report = this.#report(pass, structure, started, false);
     this.#state.passes = pass.pass;
     delete this.#state.current;
-    await this.#options.save?.(this.#state);
+    await this.#save();
     const count = (status: NodeResult['status']) =>
       Object.values(pass.results).filter((r) => r.status === status).length;
     this.#options.events.emit({
@@ -179,7 +186,7 @@ class PassRunner {
       startedAt: new Date().toISOString(),
     };
     this.#state.current = pass;
-    await this.#options.save?.(this.#state);
+    await this.#save();
     return pass;
   }
 
@@ -218,7 +225,7 @@ class PassRunner {
         };
     }
     pass.steps = step;
-    await this.#options.save?.(this.#state);
+    await this.#save();
     return next;
   }
 

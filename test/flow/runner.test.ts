@@ -1,3 +1,4 @@
+import { recordingStore } from '../support/recording-store.js';
 import { describe, expect, it } from 'vitest';
 import { findCycle } from '../../src/flow/dag.js';
 import { baseStructure } from '../../src/flow/changes.js';
@@ -29,9 +30,7 @@ async function pass(
     events: bus,
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.signal && { signal: options.signal }),
-    save: async (current) => {
-      saves.push(JSON.stringify(current));
-    },
+    keptAt: { store: recordingStore(saves), key: 'test-run' },
   };
   const report = await runFlowPass(run, options.inputs);
   return { report, calls, events, state, saves };

@@ -104,7 +104,7 @@ describe('a second store, in memory', () => {
         resources: opened.resources,
         resourceLines: opened.lines,
         permissions: { yes: false, allow: new Set(['write_to_file']) },
-        save: (current) => store.goalRuns.save(key, current),
+        keptAt: { store: store.goalRuns, key },
         events,
       });
       await loop.run();
@@ -127,7 +127,7 @@ describe('a second store, in memory', () => {
       state: newFlowRunState(flow),
       model,
       events: new EventBus(),
-      save: (current) => store.flowRuns.save('plan-1', current),
+      keptAt: { store: store.flowRuns, key: 'plan-1' },
     });
     expect(report.complete).toBe(true);
     const saved = await store.flowRuns.load('plan-1', flow);

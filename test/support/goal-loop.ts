@@ -3,6 +3,7 @@
  * replays a fixed list of answers (the scripted provider) while every request it gets is kept, so a
  * test can read the prompt each step saw.
  */
+import { recordingStore } from './recording-store.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,9 +133,7 @@ export async function testRun(options: TestRunOptions): Promise<TestRun> {
     resourceLines: ['File output in your workspace.'],
     permissions: { yes: options.yes ?? true, allow: new Set(options.allow ?? []) },
     ...(options.approver && { approver: options.approver }),
-    save: async (current) => {
-      saves.push(JSON.stringify(current));
-    },
+    keptAt: { store: recordingStore(saves), key: 'test-run' },
     events: bus,
     now: () => new Date('2026-11-24T12:00:00Z'),
     ...(options.clock && { clock: options.clock }),

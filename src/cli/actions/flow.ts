@@ -68,7 +68,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
         model,
         events: bus,
         ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-        ...(options.state !== undefined && { save: (current) => flowRuns.save(options.state!, current) }),
+        ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
         signal: stop,
       },
       options.input,

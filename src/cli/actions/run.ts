@@ -148,7 +148,7 @@ async function goOn(
   },
 ): Promise<void> {
   const { bus, chatbot, opened, options, interactive, notices, store } = setup;
-  const { workspace, agents, registry } = opened;
+  const { workspace, registry } = opened;
   const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
     writeErr(`warning: ${message}\n`),
   );
@@ -186,10 +186,7 @@ async function goOn(
         ui?.notice(`${(error as Error).message}; ${command} is allowed for this run only`);
       }
     },
-    save: async (current) => {
-      if (agents) current.agents = agents.snapshot();
-      await store.save(path, current);
-    },
+    keptAt: { store, key: path },
     events: bus,
   });
   // In the run view, Ctrl+C once asks before the next command and twice stops the run (saved at its last
