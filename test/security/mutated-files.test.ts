@@ -25,7 +25,8 @@ import { EventBus } from '../../src/events.js';
 import { exportFlow } from '../../src/export/flow-formats.js';
 import { lintFlow } from '../../src/flow/lint.js';
 import { loadFlowFile, parseFlowObject } from '../../src/flow/load.js';
-import { loadFlowRun, newFlowRunState, type FlowRunState } from '../../src/flow/run-state.js';
+import type { FlowRunStore } from '../../src/flow/flow-run-store.js';
+import { loadFlowRun, newFlowRunState } from '../../src/flow/run-state.js';
 import { runFlowPass } from '../../src/flow/runner.js';
 import type { FlowFile } from '../../src/flow/schema.js';
 import { Script, ScriptedModel, type ScriptFile } from '../../src/llm/scripted.js';
@@ -311,18 +312,14 @@ describe('mutated flow files and flow run files', () => {
   const dir = () => mkdtemp(join(tmpdir(), 'meta-agent-flow-mutants-'));
 
   /** A pass of `flow` with the example's scripted answers, in concurrent steps, saved as it goes. */
-  async function pass(
-    flow: FlowFile,
-    state = newFlowRunState(flow),
-    save?: (s: FlowRunState) => Promise<void>,
-  ) {
+  async function pass(flow: FlowFile, state = newFlowRunState(flow), store?: FlowRunStore) {
     const script = new Script(JSON.parse(answers) as ScriptFile, 'plan-task.script.json');
     return runFlowPass({
       flow,
       state,
       model: new ScriptedModel(script, 'chatbot'),
       events: new EventBus(),
-      ...(save && { save }),
+      ...(store && { keptAt: { store, key: 'run' } }),
     });
   }
 
@@ -352,8 +349,11 @@ describe('mutated flow files and flow run files', () => {
   it('resume a saved pass or fail as a user error', async () => {
     const flow = parseFlowObject(JSON.parse(flowText), flowPath);
     const saves: string[] = [];
-    await pass(flow, undefined, async (state) => {
-      saves.push(JSON.stringify(state, null, 1));
+    await pass(flow, undefined, {
+      load: async () => undefined,
+      save: async (_key, state) => {
+        saves.push(JSON.stringify(state, null, 1));
+      },
     });
     // Saved midway: some steps done, the gate's temporary node and edge recorded.
     const text = saves.find((save) => save.includes('"add-node"'))!;
