@@ -5,11 +5,12 @@
  * makes the keys unique as a database would: a turn, a step's result or a node's committed result,
  * once recorded, is never replaced by a different one (DuplicateWrite).
  */
+import { createHash } from 'node:crypto';
 import { loadedRunState } from '../autonomous/run-state.js';
 import { parseState, type ConversationState } from '../engine/state.js';
+import { UserError } from '../errors.js';
 import { parseFlowRun, type FlowRunState } from '../flow/run-state.js';
 import type { Store } from './store.js';
-import { UserError } from '../errors.js';
 
 /** A write under a key the store holds with another value: the caller did a thing twice. */
 export class DuplicateWrite extends Error {}
@@ -30,19 +31,19 @@ export interface InMemoryStore extends Store {
 export function inMemoryStore(): InMemoryStore {
   const writes: StoreWrite[] = [];
   const latest = new Map<string, string>();
-  /** Unique keys, each with the JSON it was first recorded with. */
+  /** Unique keys, each with a digest of the JSON it was first recorded with (a turn's is a whole state). */
   const unique = new Map<string, string>();
 
   const record = (part: StoreWrite['part'], key: string, value: unknown, keyed: Array<[string, unknown]>) => {
     const recorded: string[] = [];
     for (const [name, item] of keyed) {
       const id = `${part} ${key} ${name}`;
-      const text = JSON.stringify(item);
+      const digest = createHash('sha256').update(JSON.stringify(item)).digest('hex');
       const held = unique.get(id);
       if (held === undefined) {
-        unique.set(id, text);
+        unique.set(id, digest);
         recorded.push(name);
-      } else if (held !== text)
+      } else if (held !== digest)
         throw new DuplicateWrite(`${part} ${key}: ${name} is recorded already, differently`);
     }
     latest.set(`${part} ${key}`, JSON.stringify(value));
