@@ -12,9 +12,6 @@
  *
  * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js design` (or dist/bench/design.bench.js)
  */
-import { agentOpener } from '../src/agent/open.js';
-import { inMemoryStore } from '../src/store/in-memory.js';
-import { EventBus } from '../src/events.js';
 import { fork, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,8 +19,11 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { designAgent } from '../meta/design.js';
 import { designConcurrency } from '../meta/limits.js';
+import { agentOpener } from '../src/agent/open.js';
+import { EventBus } from '../src/events.js';
 import { OpenAIModel } from '../src/llm/openai.js';
 import type { ModelSet } from '../src/llm/types.js';
+import { inMemoryStore } from '../src/store/in-memory.js';
 import type { DesignServerSpec } from './design-servers.js';
 import { printTable, quantiles } from './stats.js';
 

@@ -11,13 +11,13 @@
  * command that had not started runs, and a command with a side effect that may have run is never run
  * again (the model is told it was interrupted).
  */
-import type { GoalRunStore } from './goal-run-store.js';
 import type { Authorization, EventBus, FileTouch } from '../events.js';
 import type { LanguageModel } from '../llm/types.js';
 import type { Command, CommandResources, LongTermMemory } from '../../tools/command.js';
 import type { CommandRegistry } from '../../tools/registry.js';
 import type { Approval } from './authorize.js';
 import { spendOf } from './budget.js';
+import type { GoalRunStore } from './goal-run-store.js';
 import { judgeLoop, type LoopStep } from './loop-detect.js';
 import { ModelStep } from './model-step.js';
 import { nextPhase, type Phase } from './next-phase.js';

@@ -11,7 +11,6 @@
  * (pass-plan.ts); this module performs them: the model calls, the events, the saves. The sandboxes the
  * nodes' schemas and after-query code use are node-sandbox.ts.
  */
-import type { FlowRunStore } from './flow-run-store.js';
 import type { z } from 'zod';
 import type { EventBus } from '../events.js';
 import { withRepair } from '../llm/repair.js';
@@ -27,6 +26,7 @@ import {
   type PassStructure,
 } from './changes.js';
 import { sinksOf } from './dag.js';
+import type { FlowRunStore } from './flow-run-store.js';
 import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,

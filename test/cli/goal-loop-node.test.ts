@@ -4,8 +4,6 @@
  * gives, and the graph gets the run's result. The model is the scripted provider replaying the seed's
  * JSON answers: write_to_file, then task_complete.
  */
-import { fileStore } from '../../src/store/files.js';
-import { inMemoryStore } from '../../src/store/in-memory.js';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +15,8 @@ import { Interpreter } from '../../src/engine/interpreter.js';
 import { variablesInScope } from '../../src/engine/frames.js';
 import { EventBus } from '../../src/events.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
+import { fileStore } from '../../src/store/files.js';
+import { inMemoryStore } from '../../src/store/in-memory.js';
 import { graphOf, noModels, scriptedModels } from '../support/agents.js';
 import { closedUrl } from '../support/openai-server.js';
 import { cliConfigDir, runCli } from '../support/run-cli.js';

@@ -1,4 +1,3 @@
-import { recordingStore } from '../support/recording-store.js';
 import { describe, expect, it } from 'vitest';
 import { findCycle } from '../../src/flow/dag.js';
 import { baseStructure } from '../../src/flow/changes.js';
@@ -6,6 +5,7 @@ import { flowRunStateSchema, newFlowRunState, type FlowRunState } from '../../sr
 import { runFlowPass, type FlowRunOptions } from '../../src/flow/runner.js';
 import type { FlowFile } from '../../src/flow/schema.js';
 import { flowModel, flowOf, recordedBus, type Answerer } from '../support/flow.js';
+import { recordingStore } from '../support/recording-store.js';
 
 /** Runs one pass of `flow` over `state` (a new run by default). */
 async function pass(

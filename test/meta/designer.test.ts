@@ -1,11 +1,10 @@
-import { agentOpener } from '../../src/agent/open.js';
-import { inMemoryStore } from '../../src/store/in-memory.js';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { designAgent, type DesignOutcome, type DesignRequest } from '../../meta/design.js';
+import { agentOpener } from '../../src/agent/open.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { EventBus, type AgentEvent } from '../../src/events.js';
 import { lintGraph } from '../../src/aipl/lint.js';
@@ -14,6 +13,7 @@ import { loadGraphFile } from '../../src/graph/load.js';
 import { StaticGraph } from '../../src/graph/view.js';
 import { OpenAIModel } from '../../src/llm/openai.js';
 import type { ModelSet } from '../../src/llm/types.js';
+import { inMemoryStore } from '../../src/store/in-memory.js';
 import {
   cooperativeDesigner,
   fieldsAnswer,

@@ -3,7 +3,6 @@
  * replays a fixed list of answers (the scripted provider) while every request it gets is kept, so a
  * test can read the prompt each step saw.
  */
-import { recordingStore } from './recording-store.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { UsageMeter } from '../../src/llm/usage.js';
 import type { CommandResources } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
+import { recordingStore } from './recording-store.js';
 import { Workspace } from '../../tools/workspace.js';
 
 /** The seed's answer JSON for `name` with `args`. */

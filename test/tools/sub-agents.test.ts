@@ -1,4 +1,3 @@
-import { subAgentOptions } from '../support/opener.js';
 import { existsSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { listAgents } from '../../tools/list-agents.js';
 import { messageAgent } from '../../tools/message-agent.js';
 import { startAgent } from '../../tools/start-agent.js';
 import { AutogramAgents, MAX_REPLY_CHARS, MAX_SUB_AGENTS, capped } from '../../tools/sub-agents.js';
+import { subAgentOptions } from '../support/opener.js';
 
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`../fixtures/tools/${name}`, import.meta.url));
