@@ -99,7 +99,7 @@ export async function openAgent(
     onWarning: (message) => writeErr(`warning: ${message}\n`),
     onNote: (message) => writeErr(`note: ${message}\n`),
   });
-  const interpreter: Interpreter = await open({ graph, ...(selfReferential ? { selfReferential } : {}) });
+  const interpreter = await open({ graph, ...(selfReferential ? { selfReferential } : {}) });
   // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
   return { file, graph: interpreter.graph, interpreter, bus, meter, store, ...(saved ? { saved } : {}) };
 }
