@@ -4,11 +4,13 @@
  * conversations are journals (conversation-journal.ts), goal runs are run files in the workspace's
  * reserved folder (autonomous/run-file.ts), flow runs are one JSON document each.
  */
-import { loadRun, newRunFile, saveRun } from '../autonomous/run-file.js';
 import type { ConversationState } from '../engine/state.js';
-import { loadFlowRun, saveFlowRun } from '../flow/run-state.js';
 import { loadStateFile, StateFile } from './conversation-journal.js';
 import type { Store } from './store.js';
+
+// Most conversations never start a goal run or a flow: their files' code loads on first use.
+const runFiles = () => import('../autonomous/run-file.js');
+const flowRunFiles = () => import('../flow/run-state.js');
 
 export function fileStore(): Store {
   // A journal appends what each reply changed since this process saved it last.
@@ -23,10 +25,13 @@ export function fileStore(): Store {
       },
     },
     goalRuns: {
-      create: (state, names) => newRunFile(state.workspace, [...names], state.id),
-      load: loadRun,
-      save: saveRun,
+      create: async (state, names) => (await runFiles()).newRunFile(state.workspace, [...names], state.id),
+      load: async (path) => (await runFiles()).loadRun(path),
+      save: async (path, state) => (await runFiles()).saveRun(path, state),
     },
-    flowRuns: { load: loadFlowRun, save: saveFlowRun },
+    flowRuns: {
+      load: async (path, flow) => (await flowRunFiles()).loadFlowRun(path, flow),
+      save: async (path, state) => (await flowRunFiles()).saveFlowRun(path, state),
+    },
   };
 }
