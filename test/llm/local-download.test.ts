@@ -16,6 +16,7 @@ import { formatModelRef, parseModelRef, type HfModelRef } from '../../src/llm/lo
 import { listCachedModels, removeCachedModel } from '../../src/llm/local/model-store.js';
 import { sha256, startFakeHub, type FakeHub, type FakeHubOptions } from '../support/fake-hub.js';
 import { closedUrl } from '../support/openai-server.js';
+import { userError } from '../support/model-failure.js';
 
 const content = randomBytes(300_000);
 const REF = 'hf:acme/Tiny-GGUF/tiny-q4_k_m.gguf';
@@ -42,16 +43,6 @@ async function hub(options: Partial<FakeHubOptions> = {}): Promise<FakeHub> {
   hubs.push(started);
   env.HF_ENDPOINT = started.url;
   return started;
-}
-
-/** What `work` rejects with, which must be a UserError. */
-async function userError(work: Promise<unknown>): Promise<UserError> {
-  const error = await work.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
 }
 
 describe('model references', () => {

@@ -13,13 +13,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UserError } from '../../src/errors.js';
 import { hfModelPath } from '../../src/llm/local/cache-dir.js';
 import { MIN_BYTES_PER_SECOND, pullModel } from '../../src/llm/local/download.js';
 import { parseModelRef, type HfModelRef } from '../../src/llm/local/model-ref.js';
 import { installRuntime, runtimeDir } from '../../src/llm/local/runtime.js';
 import { sha256, startFakeHub, type FakeHub, type FakeHubOptions } from '../support/fake-hub.js';
 import { closedUrl } from '../support/openai-server.js';
+import { userError } from '../support/model-failure.js';
 
 const content = randomBytes(300_000);
 const ref = parseModelRef('hf:acme/Tiny-GGUF/tiny-q4_k_m.gguf') as HfModelRef;
@@ -58,15 +58,6 @@ async function hub(options: Partial<FakeHubOptions> = {}): Promise<FakeHub> {
   hubs.push(started);
   env.HF_ENDPOINT = started.url;
   return started;
-}
-
-async function userError(work: Promise<unknown>): Promise<UserError> {
-  const error = await work.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(UserError);
-  return error as UserError;
 }
 
 async function outsideUntouched(): Promise<void> {
