@@ -4,7 +4,7 @@
  * (DESIGN.md, "Layout"). A failure names the import and the rule it breaks.
  */
 
-/** Modules every layer may import; they import nothing of ours. */
+/** Modules every layer may import; they import nothing of ours but each other. */
 const LEAVES = [
   'src/events.ts',
   'src/errors.ts',
@@ -12,6 +12,7 @@ const LEAVES = [
   'src/canonical-json.ts',
   'src/write-file.ts',
   'src/map-bounded.ts',
+  'src/process-alive.ts',
 ];
 
 /**
@@ -78,10 +79,11 @@ export default {
     },
     {
       name: 'leaf-imports-ours',
-      comment: 'The leaf modules import nothing of ours, so that every layer may import them.',
+      comment:
+        'The leaf modules import nothing of ours but other leaves, so that every layer may import them.',
       severity: 'error',
       from: { path: `${anyOf(LEAVES)}$` },
-      to: { path: OURS },
+      to: { path: OURS, pathNot: `${anyOf(LEAVES)}$` },
     },
     {
       name: 'layer:unplaced',

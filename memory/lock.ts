@@ -8,6 +8,7 @@ import { lstat, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryDamaged, openRegular, readRange, UnusableFile, type OpenFile } from './files.js';
+import { isProcessAlive } from '../src/process-alive.js';
 
 export const LOCK_FILE = 'lock';
 
@@ -58,7 +59,7 @@ async function tryLock(path: string): Promise<number | undefined> {
   // A lock file just made and not yet written reads empty: its maker is alive, unless it stays empty.
   if (!Number.isInteger(pid)) {
     if (Date.now() - lock.mtimeMs < EMPTY_LOCK_MS) return 0;
-  } else if (isAlive(pid)) return pid;
+  } else if (isProcessAlive(pid)) return pid;
   // Only the file judged stale: its holder may have let go, and another taken the lock, meanwhile.
   if ((await lstat(path).catch(() => undefined))?.ino === lock.inode)
     await unlink(path).catch(() => undefined);
@@ -84,14 +85,5 @@ async function readLock(path: string): Promise<{ text: string; mtimeMs: number; 
     return { text: (await readRange(file, 0, 32)).toString('utf8'), mtimeMs, inode: file.inode };
   } finally {
     await file.handle.close();
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -21,6 +21,7 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isProcessAlive } from './process-alive.js';
 
 /** How `writeTextFile` writes. */
 export interface WriteOptions {
@@ -170,7 +171,7 @@ export async function removeStaleTemps(path: string, now = Date.now()): Promise<
     const temp = join(folder, name);
     const pid = Number(match[1]);
     try {
-      const gone = pid !== process.pid && !isAlive(pid);
+      const gone = pid !== process.pid && !isProcessAlive(pid);
       if (!gone && now - (await lstat(temp)).mtimeMs < STALE_TEMP_MS) continue;
       await unlink(temp);
       removed.push(temp);
@@ -179,16 +180,6 @@ export async function removeStaleTemps(path: string, now = Date.now()): Promise<
     }
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Makes a rename durable. Some platforms cannot open a folder for syncing; that only costs durability. */

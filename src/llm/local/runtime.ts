@@ -15,6 +15,7 @@ import { UserError } from '../../errors.js';
 import { millisecondsFromEnv } from '../timeouts.js';
 import { localCacheDir } from './cache-dir.js';
 import type { NodeLlamaCpp } from './runtime-api.js';
+import { isProcessAlive } from '../../process-alive.js';
 
 export const RUNTIME_VERSION = '3.22.1';
 export const RUNTIME_PACKAGE = 'node-llama-cpp';
@@ -137,18 +138,8 @@ async function removeStaleInstalls(target: string): Promise<void> {
     const pidText = name.startsWith(prefix) ? name.slice(prefix.length) : '';
     if (!/^\d{1,9}$/.test(pidText)) continue;
     const pid = Number(pidText);
-    if (pid === process.pid || isRunning(pid)) continue;
+    if (pid === process.pid || isProcessAlive(pid)) continue;
     await rm(join(dirname(target), name), { recursive: true, force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
