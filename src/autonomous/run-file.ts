@@ -5,8 +5,8 @@
  */
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidFileError, UserError } from '../errors.js';
-import { withoutBom } from '../graph/json-syntax.js';
+import { UserError } from '../errors.js';
+import { parseJsonText } from '../graph/load.js';
 import { writeTextFile } from '../write-file.js';
 import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import {
@@ -103,13 +103,7 @@ export async function loadRun(path: string): Promise<RunState> {
       'pass the file `meta-agent run` named when the run started (WORKSPACE/.meta-agent/runs/NAME-ID.run.json)',
     );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(withoutBom(text));
-  } catch (error) {
-    throw new InvalidFileError(`${path} is not a run file: ${(error as Error).message}`);
-  }
-  return loadedRunState(json, path);
+  return loadedRunState(parseJsonText(text, path), path);
 }
 
 /** Where a workspace keeps its runs: its reserved folder, out of the agent's reach. */
