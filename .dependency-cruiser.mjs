@@ -34,6 +34,7 @@ const LAYERS = [
   [{ folder: 'meta/' }],
   [{ folder: 'src/store/' }],
   [{ folder: 'src/agent/' }],
+  [{ folder: 'src/serve/' }],
   [{ folder: 'src/tui/' }],
   [{ folder: 'src/cli/' }],
   [{ folder: 'bin/' }],

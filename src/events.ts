@@ -218,6 +218,13 @@ export interface FileTouch {
 
 export type EventListener = (event: AgentEvent) => void;
 
+/** An event as one line of JSON; a variable's value may be anything code made, a BigInt included. */
+export function eventJson(event: AgentEvent): string {
+  return JSON.stringify(event, (_key, value: unknown) =>
+    typeof value === 'bigint' ? value.toString() : value,
+  );
+}
+
 /** A minimal synchronous fan-out. Listeners run in the emitter's call stack, so they must be quick. */
 export class EventBus {
   readonly #listeners = new Set<EventListener>();

@@ -3,7 +3,7 @@
  * reply one output line with no prefix, or (`--json`) the event stream as JSON lines.
  */
 import { createInterface } from 'node:readline';
-import type { EventBus } from '../events.js';
+import { eventJson, type EventBus } from '../events.js';
 import type { Conversation } from '../engine/conversation.js';
 
 /**
@@ -37,10 +37,5 @@ export async function chatInLines(
 
 /** Writes every event on `bus` as one JSON line; returns a function that stops. */
 export function printEvents(bus: EventBus, write: (line: string) => void): () => void {
-  return bus.on((event) => write(`${JSON.stringify(event, jsonSafe)}\n`));
-}
-
-/** Variable values may be anything code produced; each line must still be JSON. */
-function jsonSafe(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
+  return bus.on((event) => write(`${eventJson(event)}\n`));
 }

@@ -20,7 +20,7 @@ import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
 import type { Store } from '../store/store.js';
 import { openGraph } from './load-graph.js';
-import { hasModelFlags, modelsForFile, type NotReady } from './model-options.js';
+import { hasModelFlags, modelsForFile, type ModelFileKind, type NotReady } from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { writeErr } from './terminal.js';
 
@@ -86,7 +86,7 @@ export async function openAgent(
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
   const notReady = setup.terminalUi ? 'fail-on-first-call' : 'fetch-on-first-call';
-  const models = meter.meter(await resolveModels(options, file, notReady));
+  const models = meter.meter(await resolveModels(options, file.config.models, notReady));
   if (models.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const open = agentOpener({
@@ -145,13 +145,14 @@ function withOverrides(file: GraphFile, overrides: ConfigOverrides): GraphFile {
  * instead: a graph of code and exact-text nodes runs without any model, and one that needs a model
  * still fails with the same message, naming the node that needed it.
  */
-async function resolveModels(
+export async function resolveModels(
   options: ModelOptionValues,
-  file: GraphFile,
+  config: GraphFile['config']['models'] | undefined,
   notReady: NotReady,
+  kind: ModelFileKind = 'graph',
 ): Promise<ModelSet> {
   try {
-    return (await modelsForFile(options, file.config.models, 'graph', { notReady })).models;
+    return (await modelsForFile(options, config, kind, { notReady })).models;
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);

@@ -26,6 +26,11 @@ export class Conversation {
     this.#state = state;
   }
 
+  /** The state after the last reply; undefined before the first. */
+  get state(): ConversationState | undefined {
+    return this.#state;
+  }
+
   /** True until the agent has run at all: its opening turn is still to come. */
   get fresh(): boolean {
     return this.#state?.current === undefined;

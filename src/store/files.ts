@@ -4,7 +4,9 @@
  * conversations are journals (conversation-journal.ts), goal runs are run files in the workspace's
  * reserved folder (autonomous/run-file.ts), flow runs are one JSON document each.
  */
+import { join } from 'node:path';
 import type { ConversationState } from '../engine/state.js';
+import { catalogInFolder } from './catalog.js';
 import { loadStateFile, StateFile } from './conversation-journal.js';
 import type { Store } from './store.js';
 
@@ -12,7 +14,11 @@ import type { Store } from './store.js';
 const runFiles = () => import('../autonomous/run-file.js');
 const flowRunFiles = () => import('../flow/run-state.js');
 
-export function fileStore(): Store {
+/**
+ * The file store; `folder` holds what has no path of its own: a server's catalog of conversations (in
+ * `catalog/`). Everything else is kept under the keys given, which are paths.
+ */
+export function fileStore(folder = '.meta-agent'): Store {
   // A journal appends what each reply changed since this process saved it last.
   const journals = new Map<string, StateFile>();
   return {
@@ -33,5 +39,6 @@ export function fileStore(): Store {
       load: async (path, flow) => (await flowRunFiles()).loadFlowRun(path, flow),
       save: async (path, state) => (await flowRunFiles()).saveFlowRun(path, state),
     },
+    catalog: catalogInFolder(join(folder, 'catalog')),
   };
 }

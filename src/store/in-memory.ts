@@ -10,6 +10,7 @@ import { loadedRunState } from '../autonomous/run-state.js';
 import { parseState, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
 import { parseFlowRun, type FlowRunState } from '../flow/run-state.js';
+import { catalogInMemory } from './catalog.js';
 import type { Store } from './store.js';
 
 /** A write under a key the store holds with another value: the caller did a thing twice. */
@@ -96,5 +97,6 @@ export function inMemoryStore(): InMemoryStore {
           ]),
         ),
     },
+    catalog: catalogInMemory(),
   };
 }

@@ -3,7 +3,7 @@
  * Build first with `npx tsc -p .`. Asynchronous on purpose: a test's loopback server must keep serving
  * while the CLI talks to it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,8 +56,11 @@ const NO_DOWNLOADS = {
 /** The configuration folder the CLI run by `runCli` uses (unless a test's `env` names another). */
 export const cliConfigDir = NO_DOWNLOADS.META_AGENT_CONFIG_DIR;
 
-/** Runs `meta-agent ...args` and resolves when it exits. */
-export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
+/** Starts `meta-agent ...args` in `options.cwd` with `options.env` (see RunCliOptions), its stdio piped. */
+export function spawnCli(
+  args: string[],
+  options: Pick<RunCliOptions, 'env' | 'cwd'> = {},
+): ChildProcessWithoutNullStreams {
   if (!existsSync(builtMain)) {
     throw new Error(`the CLI is not built (${builtMain} is missing): run \`npx tsc -p .\` first`);
   }
@@ -66,12 +69,17 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     if (value !== undefined && !/^(OPENAI_|META_AGENT_)/.test(name)) env[name] = value;
   }
   Object.assign(env, { NO_COLOR: '1', ...NO_DOWNLOADS }, options.env);
+  return spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? root,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs `meta-agent ...args` and resolves when it exits. */
+export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: options.cwd ?? root,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawnCli(args, options);
     let stdout = '';
     let stderr = '';
     let interrupted = false;

@@ -14,6 +14,7 @@ import { register as registerRun } from './run.js';
 import { register as registerMemory } from './memory.js';
 import { register as registerFlow } from './flow.js';
 import { register as registerAipl } from './aipl.js';
+import { register as registerServe } from './serve.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -37,6 +38,7 @@ export const commands: RegisterCommand[] = [
   registerMemory,
   registerFlow,
   registerAipl,
+  registerServe,
   registerValidate,
   registerShow,
   registerExport,

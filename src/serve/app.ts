@@ -1,0 +1,89 @@
+/**
+ * The server's routes on Hono: `/healthz` and the page are open to all; everything under `/v1` asks
+ * for a key when the server has keys, refuses bodies over the limit, and answers every error in
+ * OpenAI's shape. Each request is logged once, after it is answered.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { conversationRoutes } from './conversation-routes.js';
+import type { ServeContext } from './context.js';
+import type { ServeEnv } from './env.js';
+import { ApiError, errorResponse } from './errors.js';
+import { ownerOf, type KeyRing } from './keys.js';
+import { openAiRoutes } from './openai-routes.js';
+import { turnFailure } from './turn-failure.js';
+
+/** One answered request, for the log. */
+export interface RequestRecord {
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  owner?: string;
+  conversation?: string;
+}
+
+export interface AppSetup {
+  /** Absent: no key is asked for (a server on loopback). */
+  keys?: KeyRing;
+  log?: (record: RequestRecord) => void;
+  /** Routes mounted beside the core ones: `/v1/runs`, `/v1/flows`, the page. */
+  mount?: (app: Hono<ServeEnv>, ctx: ServeContext) => void;
+}
+
+export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
+  const app = new Hono<ServeEnv>();
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    setup.log?.({
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+      ...(c.get('owner') !== undefined && { owner: c.get('owner') }),
+      ...(c.res.headers.get('X-Conversation-Id') && {
+        conversation: c.res.headers.get('X-Conversation-Id')!,
+      }),
+    });
+  });
+  app.get('/healthz', (c) => c.json({ ok: true, served: [...ctx.served.keys()] }));
+  app.use('/v1/*', async (c, next) => {
+    const owner = setup.keys ? ownerOf(setup.keys, c.req.header('Authorization')) : 'local';
+    if (owner === undefined)
+      throw new ApiError(
+        401,
+        c.req.header('Authorization')
+          ? 'the API key is not one of this server’s'
+          : 'this server asks for an API key: send Authorization: Bearer KEY',
+        'invalid_api_key',
+      );
+    c.set('owner', owner);
+    await next();
+  });
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: ctx.limits.maxBodyBytes,
+      onError: () => {
+        throw new ApiError(
+          413,
+          `the request body is larger than ${ctx.limits.maxBodyBytes} bytes`,
+          'body_too_large',
+        );
+      },
+    }),
+  );
+  app.route('/v1', openAiRoutes(ctx));
+  app.route('/v1/conversations', conversationRoutes(ctx));
+  setup.mount?.(app, ctx);
+  app.notFound(() => {
+    throw new ApiError(
+      404,
+      'no such route; the API is under /v1 (GET /v1/models lists the graphs)',
+      'not_found',
+    );
+  });
+  app.onError((error, c) => errorResponse(c, error instanceof ApiError ? error : turnFailure(error, ctx)));
+  return app;
+}

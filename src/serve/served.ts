@@ -1,0 +1,27 @@
+/**
+ * What a server serves: graphs by name, each with the models its file (and the command line) chose.
+ * Agents (autograms, AutoGRAMS spreadsheets) hold conversations; flows run passes.
+ */
+import type { FlowFile } from '../flow/schema.js';
+import type { GraphFile } from '../graph/schema.js';
+import type { ModelSet } from '../llm/types.js';
+
+export interface ServedAgent {
+  kind: 'agent';
+  name: string;
+  file: GraphFile;
+  /** Not metered: each conversation meters them on its own events. */
+  models: ModelSet;
+  /** The folder of the graph file: where its flow nodes find their flows. */
+  folder: string;
+}
+
+export interface ServedFlow {
+  kind: 'flow';
+  name: string;
+  flow: FlowFile;
+  models: ModelSet;
+  folder: string;
+}
+
+export type Served = ServedAgent | ServedFlow;
