@@ -3,6 +3,7 @@
  * taking requests, end the event streams, let the turns in flight finish (for a bounded time; each is
  * saved as it finishes, and one cut short loses only that unfinished turn), then close.
  */
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { GoalLoopPermissions } from '../agent/open.js';
@@ -70,6 +71,14 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
   };
   const app = serveApp(ctx, setup);
   const server = createAdaptorServer({ fetch: app.fetch, hostname: setup.host });
+  let stopping = false;
+  // A connection kept alive for a next request would hold the shutdown: each is closed once its
+  // response is done (server.close() closes only those idle at the time).
+  server.on('request', (_request, response: ServerResponse) =>
+    response.once('close', () => {
+      if (stopping && 'closeIdleConnections' in server) setImmediate(() => server.closeIdleConnections());
+    }),
+  );
   await listen(server, setup.port, setup.host);
   const { port } = server.address() as AddressInfo;
   const host = setup.host.includes(':') ? `[${setup.host}]` : setup.host;
@@ -77,10 +86,12 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     url: `http://${host}:${port}`,
     ctx,
     shutdown: async (graceMs) => {
+      stopping = true;
       beginClosing();
+      // Closing waits for the requests in flight to be answered; idle connections close at once.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       const deadline = Date.now() + graceMs;
-      await Promise.race([Promise.allSettled([...inFlight]), delay(graceMs)]);
+      await Promise.race([Promise.allSettled([stopped, ...inFlight]), delay(graceMs)]);
       await hub.close(Math.max(0, deadline - Date.now()));
       if ('closeAllConnections' in server) server.closeAllConnections();
       await stopped;
