@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
+import {
+  startOpenAIServer,
+  type ChatAnswer,
+  type ChatRequestBody,
+  type OpenAIServer,
+} from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 import { startServe, type ServeProcess } from '../support/serve.js';
 
@@ -17,10 +22,14 @@ const LONG = 'It is long enough to reach the client in several pieces, as a mode
 
 let model: OpenAIServer;
 
-/** `You said msg-x.` and, for a tag with `long`, more; a tag with `slow` takes a second and a half. */
-function echo(body: ChatRequestBody) {
+/**
+ * `You said msg-x.` and, for a tag with `long`, more; a tag with `slow` takes a second and a half, and
+ * `msg-fail` is refused as a bad request.
+ */
+function echo(body: ChatRequestBody): ChatAnswer {
   const tags = JSON.stringify(body.messages).match(/msg-[\w-]+/g) ?? [];
   const tag = tags.at(-1) ?? 'nothing';
+  if (tag === 'msg-fail') return { fault: 'bad-request', message: 'the model refuses this one' };
   const text = `You said ${tag}.${tag.includes('long') ? ` ${LONG.repeat(3).trim()}` : ''}`;
   return tag.includes('slow') ? { text, delayMs: 1500 } : text;
 }
@@ -222,6 +231,29 @@ describe('meta-agent serve, OpenAI-compatible', () => {
       { role: 'user', content: 'msg-2' },
       { role: 'assistant', content: 'You said msg-2.' },
     ]);
+  });
+
+  it('answers 429 once too many messages wait in one conversation, and answers those that wait', async () => {
+    const first = say(openai, 'msg-slow-q', 'queue');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const waiting = Array.from({ length: 8 }, (_, i) => say(openai, `msg-w${i}`, 'queue'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refused = await say(openai, 'msg-over', 'queue').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((await first).reply).toBe('You said msg-slow-q.');
+    expect((await Promise.all(waiting)).map((answer) => answer.reply)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `You said msg-w${i}.`),
+    );
+  });
+
+  it('answers a turn whose model fails with 500, saying why, and keeps the turns around it', async () => {
+    await say(openai, 'msg-f1', 'failing');
+    const failed = await say(openai, 'msg-fail', 'failing').catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((failed as InstanceType<typeof OpenAI.APIError>).code).toBe('agent_failed');
+    expect((failed as Error).message).toContain('listen');
+    expect((await say(openai, 'msg-f2', 'failing')).reply).toBe('You said msg-f2.');
+    expect((await conversation(server, 'failing')).body.messages).toHaveLength(4);
   });
 
   it('answers /healthz without a key', async () => {
