@@ -44,6 +44,8 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
       'set META_AGENT_API_KEYS=KEY1,KEY2 or pass --api-keys FILE (one SHA-256 digest of a key per line)',
     );
   const served = await loadServed(paths, options);
+  if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
+    writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const data = resolve(options.data);
   await mkdir(join(data, 'conversations'), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
     throw new UserError(
