@@ -26,6 +26,11 @@ export interface RequestRecord {
 export interface AppSetup {
   /** Absent: no key is asked for (a server on loopback). */
   keys?: KeyRing;
+  /**
+   * The server listens on loopback only: a request must name a loopback host, so a web page elsewhere
+   * cannot reach it through a name it points at 127.0.0.1 (DNS rebinding).
+   */
+  loopback: boolean;
   log?: (record: RequestRecord) => void;
   /** Routes mounted beside the core ones: `/v1/runs`, `/v1/flows`, the page. */
   mount?: (app: Hono<ServeEnv>, ctx: ServeContext) => void;
@@ -47,6 +52,16 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
       }),
     });
   });
+  if (setup.loopback)
+    app.use(async (c, next) => {
+      if (!isLoopbackHost(c.req.header('Host')))
+        throw new ApiError(
+          403,
+          'this server answers requests to a loopback address only',
+          'host_not_allowed',
+        );
+      await next();
+    });
   app.get('/healthz', (c) => c.json({ ok: true, served: [...ctx.served.keys()] }));
   app.use('/v1/*', async (c, next) => {
     const owner = setup.keys ? ownerOf(setup.keys, c.req.header('Authorization')) : 'local';
@@ -59,6 +74,13 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
         'invalid_api_key',
       );
     c.set('owner', owner);
+    // A form or a script on another site can send text/plain without asking first; JSON it cannot.
+    if (c.req.method === 'POST' && !/^application\/json\b/i.test(c.req.header('Content-Type') ?? ''))
+      throw new ApiError(
+        415,
+        'send the body as JSON, with Content-Type: application/json',
+        'unsupported_media_type',
+      );
     await next();
   });
   app.use(
@@ -86,4 +108,10 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   });
   app.onError((error, c) => errorResponse(c, error instanceof ApiError ? error : turnFailure(error, ctx)));
   return app;
+}
+
+/** `localhost`, `127.x.x.x` or `[::1]`, with or without a port. */
+function isLoopbackHost(host: string | undefined): boolean {
+  const name = host?.replace(/:\d+$/, '').toLowerCase();
+  return name === 'localhost' || name === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(name ?? '');
 }

@@ -6,15 +6,17 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-export type ApiStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503 | 504;
+export type ApiStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503 | 504;
 
 /** OpenAI's `type` for each status we answer with. */
 const TYPES: Record<ApiStatus, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  403: 'permission_error',
   404: 'not_found_error',
   409: 'conflict_error',
   413: 'invalid_request_error',
+  415: 'invalid_request_error',
   429: 'rate_limit_error',
   500: 'server_error',
   503: 'server_error',

@@ -4,6 +4,7 @@
  * the message tag (`msg-…`) it was last shown, so every reply says which message it answered.
  */
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI from 'openai';
@@ -254,6 +255,31 @@ describe('meta-agent serve, OpenAI-compatible', () => {
     expect((failed as Error).message).toContain('listen');
     expect((await say(openai, 'msg-f2', 'failing')).reply).toBe('You said msg-f2.');
     expect((await conversation(server, 'failing')).body.messages).toHaveLength(4);
+  });
+
+  it('refuses what a web page elsewhere could send: a body not sent as JSON, a host that is not loopback', async () => {
+    const plain = await fetch(`${server.url}/v1/conversations`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: JSON.stringify({ graph: 'echo' }),
+    });
+    expect(plain.status).toBe(415);
+    const { port } = new URL(server.url);
+    const status = await new Promise<number | undefined>((resolve, reject) =>
+      request({
+        port: Number(port),
+        host: '127.0.0.1',
+        path: '/v1/models',
+        headers: { Host: `rebound.example:${port}` },
+      })
+        .on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode);
+        })
+        .on('error', reject)
+        .end(),
+    );
+    expect(status).toBe(403);
   });
 
   it('answers /healthz without a key', async () => {

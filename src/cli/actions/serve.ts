@@ -73,6 +73,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
     },
     host: options.host,
     port: options.port,
+    loopback: isLoopback(options.host),
     ...(keys && { keys }),
     ...(log && { log }),
     onProblem: (message) => writeErr(`problem: ${message}\n`),
