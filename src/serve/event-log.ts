@@ -2,7 +2,9 @@
  * The events of one conversation or run, numbered, for its SSE stream: a client that reconnects with
  * `Last-Event-ID` gets what it missed from the last `capacity` events, then the live ones. Ids are
  * `EPOCH-N`: a server restarted since the client's id (another epoch) replays everything it still
- * holds, since it cannot know what the client saw.
+ * holds, since it cannot know what the client saw. Pieces of a streaming answer (`model.delta`) go to the
+ * clients listening as they come but are not held: the finished answer is in the events that follow,
+ * and a long reply's pieces would crowd out everything else.
  */
 import type { AgentEvent } from '../events.js';
 
@@ -37,7 +39,7 @@ export class EventLog {
 
   append(event: AgentEvent): LoggedEvent {
     const entry = { id: `${EPOCH}-${++this.#last}`, event };
-    this.#held.push(entry);
+    if (event.type !== 'model.delta') this.#held.push(entry);
     if (this.#held.length > this.#capacity) this.#held.shift();
     for (const listener of this.#listeners) listener(entry);
     return entry;
