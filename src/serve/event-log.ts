@@ -32,6 +32,8 @@ export class EventLog {
   readonly #listeners = new Set<(entry: LoggedEvent) => void>();
   /** The number of the last event appended. */
   #last = 0;
+  /** The number of the last held event let go to keep within capacity. */
+  #dropped = 0;
 
   constructor(capacity = DEFAULT_CAPACITY) {
     this.#capacity = capacity;
@@ -40,20 +42,16 @@ export class EventLog {
   append(event: AgentEvent): LoggedEvent {
     const entry = { id: `${EPOCH}-${++this.#last}`, event };
     if (event.type !== 'model.delta') this.#held.push(entry);
-    if (this.#held.length > this.#capacity) this.#held.shift();
+    if (this.#held.length > this.#capacity) this.#dropped = numberIn(this.#held.shift()!.id)!;
     for (const listener of this.#listeners) listener(entry);
     return entry;
   }
 
   /** The events after `lastId` (a `Last-Event-ID`); all that are held when it is absent or foreign. */
   since(lastId: string | undefined): Replay {
-    const first = this.#held[0];
     const after = numberIn(lastId);
-    if (after === undefined)
-      return { events: [...this.#held], gap: lastId !== undefined && first !== undefined };
-    const events = this.#held.filter((entry) => numberIn(entry.id)! > after);
-    const gap = first !== undefined && numberIn(first.id)! > after + 1;
-    return { events, gap };
+    if (after === undefined) return { events: [...this.#held], gap: lastId !== undefined && this.#last > 0 };
+    return { events: this.#held.filter((entry) => numberIn(entry.id)! > after), gap: this.#dropped > after };
   }
 
   /** Calls `listener` with every event appended from now on; returns the unsubscriber. */
