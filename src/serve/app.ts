@@ -11,6 +11,7 @@ import type { ServeEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { openAiRoutes } from './openai-routes.js';
+import { runRoutes } from './run-routes.js';
 import { turnFailure } from './turn-failure.js';
 
 /** One answered request, for the log. */
@@ -76,6 +77,7 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   );
   app.route('/v1', openAiRoutes(ctx));
   app.route('/v1/conversations', conversationRoutes(ctx));
+  app.route('/v1/runs', runRoutes(ctx));
   setup.mount?.(app, ctx);
   app.notFound(() => {
     throw new ApiError(
