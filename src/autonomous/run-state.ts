@@ -157,6 +157,10 @@ export type RunState = z.infer<typeof runStateSchema>;
 /** The answer format a run uses: native tool calls where the server takes them, else the seed's JSON. */
 export type AnswerFormat = RunState['answerFormat'];
 
+/** The role of a run whose user gave none (`meta-agent run`, a run started over HTTP). */
+export const DEFAULT_ROLE =
+  'an AI that pursues the goals below with the commands it has, and stops when they are met.';
+
 export interface NewRun {
   name: string;
   role: string;

@@ -9,8 +9,10 @@ import { conversationRoutes } from './conversation-routes.js';
 import type { ServeContext } from './context.js';
 import type { ServeEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
+import { flowRoutes } from './flow-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { openAiRoutes } from './openai-routes.js';
+import { runRoutes } from './run-routes.js';
 import { turnFailure } from './turn-failure.js';
 
 /** One answered request, for the log. */
@@ -98,6 +100,8 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   );
   app.route('/v1', openAiRoutes(ctx));
   app.route('/v1/conversations', conversationRoutes(ctx));
+  app.route('/v1/runs', runRoutes(ctx));
+  app.route('/v1/flows', flowRoutes(ctx));
   setup.mount?.(app, ctx);
   app.notFound(() => {
     throw new ApiError(

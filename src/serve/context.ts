@@ -20,6 +20,8 @@ export interface ServeContext {
   goalLoop: GoalLoopPermissions;
   /** The models goal runs started over HTTP use. */
   models: ModelSet;
+  /** The store key of the run of flow pass `id`. */
+  flowRunKey(id: string): string;
   limits: ServeLimits;
   /** Settles when the server begins to shut down: streams end, new work is refused. */
   closing: Promise<void>;

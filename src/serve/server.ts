@@ -19,6 +19,8 @@ export interface ServeSetup extends AppSetup {
   store: Store;
   /** The store key of conversation `id`. */
   conversationKey(id: string): string;
+  /** The store key of the run of flow pass `id`. */
+  flowRunKey(id: string): string;
   goalLoop: GoalLoopPermissions;
   /** The models of goal runs started over HTTP. */
   models: ModelSet;
@@ -57,6 +59,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     store: setup.store,
     goalLoop: setup.goalLoop,
     models: setup.models,
+    flowRunKey: setup.flowRunKey,
     limits: setup.limits,
     closing,
     track: (work) => {

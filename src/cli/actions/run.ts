@@ -7,7 +7,7 @@ import { GoalLoop } from '../../autonomous/goal-loop.js';
 import type { GoalRunStore } from '../../autonomous/goal-run-store.js';
 import { runsFolder, withoutUnsealedConsent, workspaceFolder } from '../../autonomous/run-file.js';
 import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
-import { newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
+import { DEFAULT_ROLE, newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
 import { InvalidFileError, UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
@@ -265,7 +265,7 @@ function checkGoals(goals: string[], interactive: boolean): void {
 async function newRun(store: GoalRunStore, options: RunOptions): Promise<{ state: RunState; path: string }> {
   const setup =
     options.goal && options.goal.length > 0
-      ? { name: options.name ?? 'Agent', role: options.role ?? defaultRole, goals: options.goal }
+      ? { name: options.name ?? 'Agent', role: options.role ?? DEFAULT_ROLE, goals: options.goal }
       : await askForGoals({ name: options.name, role: options.role });
   const workspace = await workspaceFolder(resolve(options.workspace ?? 'workspace'));
   const state = newRunState({
@@ -300,9 +300,6 @@ async function resumedWorkspace(state: RunState, path: string, given: string | u
     'pass --workspace DIR to choose the folder the resumed run may use',
   );
 }
-
-const defaultRole =
-  'an AI that pursues the goals below with the commands it has, and stops when they are met.';
 
 function budgetFrom(options: RunOptions): Budget {
   return {

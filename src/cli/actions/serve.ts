@@ -47,17 +47,19 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const data = resolve(options.data);
-  await mkdir(join(data, 'conversations'), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
-    throw new UserError(
-      `--data: cannot make ${data}/conversations (${(error as NodeJS.ErrnoException).code})`,
-      2,
-    );
-  });
+  for (const folder of ['conversations', 'flow-runs'])
+    await mkdir(join(data, folder), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
+      throw new UserError(
+        `--data: cannot make ${data}/${folder} (${(error as NodeJS.ErrnoException).code})`,
+        2,
+      );
+    });
   const log = requestLog(options.logFormat);
   const server = await startServer({
     served,
     store: fileStore(data),
     conversationKey: (id) => join(data, 'conversations', `${id}.state.json`),
+    flowRunKey: (id) => join(data, 'flow-runs', `${id}.flow-run.json`),
     goalLoop: {
       workspace: options.workspace ?? 'workspace',
       ...(options.allow && { allow: options.allow }),

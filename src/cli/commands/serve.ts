@@ -30,8 +30,9 @@ first use), or recognised from the history a client sends back; each is saved un
 reply and goes on after a restart. A keys file lists one SHA-256 digest per line, with an optional owner
 name: printf %s "$KEY" | sha256sum. A --host other than loopback needs keys. SIGTERM (or Ctrl+C) lets
 the turns in flight finish for --grace seconds, then exits 0 (130).
-Goal runs (POST /v1/runs) may do what the goal-loop options allow; a command they do not allow waits
-for an answer over HTTP (POST /v1/runs/ID/answer: y, y -N, n, or feedback).
+Goal runs (POST /v1/runs) may do what the goal-loop options allow, each key's in its own folder of
+--workspace; a command they do not allow waits for an answer over HTTP (POST /v1/runs/ID/answer: y,
+y -N, n, or feedback). Flow passes (POST /v1/flows/NAME/passes) are kept under --data.
 ${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
@@ -46,7 +47,7 @@ export function register(program: Command): void {
     .option('--host <host>', 'the address to listen on', '127.0.0.1')
     .option('--port <port>', 'the port to listen on (0: any free one)', port, 8000)
     .option('--api-keys <file>', `a file of the keys' SHA-256 digests (see also META_AGENT_API_KEYS)`)
-    .option('--data <dir>', 'where conversations are kept', '.meta-agent')
+    .option('--data <dir>', 'where conversations and flow passes are kept', '.meta-agent')
     .option('--max-body <size>', 'the largest request body (bytes, or with kb / mb)', size, 1024 * 1024)
     .option(
       '--deadline <seconds>',
