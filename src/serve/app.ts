@@ -5,10 +5,13 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { conversationGraphRoutes } from './conversation-graph-routes.js';
 import { conversationRoutes } from './conversation-routes.js';
 import type { ServeContext } from './context.js';
+import { Drawings } from './drawings.js';
 import type { ServeEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
+import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { openAiRoutes } from './openai-routes.js';
 import { turnFailure } from './turn-failure.js';
@@ -76,6 +79,9 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   );
   app.route('/v1', openAiRoutes(ctx));
   app.route('/v1/conversations', conversationRoutes(ctx));
+  const drawings = new Drawings();
+  app.route('/v1/graphs', graphRoutes(ctx, drawings));
+  app.route('/v1/conversations', conversationGraphRoutes(ctx, drawings));
   setup.mount?.(app, ctx);
   app.notFound(() => {
     throw new ApiError(

@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-export type ApiStatus = 400 | 401 | 404 | 409 | 413 | 429 | 500 | 503 | 504;
+export type ApiStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429 | 500 | 503 | 504;
 
 /** OpenAI's `type` for each status we answer with. */
 const TYPES: Record<ApiStatus, string> = {
@@ -15,6 +15,7 @@ const TYPES: Record<ApiStatus, string> = {
   404: 'not_found_error',
   409: 'conflict_error',
   413: 'invalid_request_error',
+  422: 'invalid_request_error',
   429: 'rate_limit_error',
   500: 'server_error',
   503: 'server_error',
