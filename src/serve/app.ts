@@ -14,6 +14,7 @@ import { ApiError, errorResponse } from './errors.js';
 import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { openAiRoutes } from './openai-routes.js';
+import { PAGE_HEADERS, PAGE_HTML } from './page/document.js';
 import { turnFailure } from './turn-failure.js';
 
 /** One answered request, for the log. */
@@ -51,6 +52,7 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
     });
   });
   app.get('/healthz', (c) => c.json({ ok: true, served: [...ctx.served.keys()] }));
+  app.get('/', (c) => c.html(PAGE_HTML, 200, PAGE_HEADERS));
   app.use('/v1/*', async (c, next) => {
     const owner = setup.keys ? ownerOf(setup.keys, c.req.header('Authorization')) : 'local';
     if (owner === undefined)

@@ -1,7 +1,7 @@
 /**
  * The routes behind the page, over HTTP on the built CLI's `meta-agent serve`: the served graphs, each
  * drawn with the export's layout, a conversation's own graph (a self-editing agent's current version),
- * its versions and what each changed.
+ * its versions and what each changed, and the page itself, which needs no key while the API does.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -159,6 +159,19 @@ describe('the graph routes of meta-agent serve', () => {
     expect(json.error.code).toBe('not_self_referential');
     expect(json.error.message).toContain('"guide" does not edit itself');
     expect((await call('GET', '/v1/conversations/conv_nobody/drawing')).status).toBe(404);
+  });
+
+  it('serves the page with no key, locked to its own script and server; the API behind it needs the key', async () => {
+    const page = await fetch(`${serve.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toMatch(/default-src 'none'/);
+    expect(policy).toMatch(/script-src 'sha256-[^']+'/);
+    expect(policy).toMatch(/connect-src 'self'/);
+    const html = await page.text();
+    expect(html).not.toMatch(/<script[^>]+src=|<link\b|@import|url\(\s*['"]?https?:/i);
+    expect((await fetch(`${serve.url}/v1/graphs`)).status).toBe(401);
   });
 });
 
