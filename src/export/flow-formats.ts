@@ -7,6 +7,7 @@ import { UserError } from '../errors.js';
 import { sinksOf } from '../flow/dag.js';
 import { baseStructure } from '../flow/changes.js';
 import type { FlowFile, Json } from '../flow/schema.js';
+import type { Diagram } from './diagram.js';
 import { diagramToDot } from './dot.js';
 import { buildFlowDiagram, flowNodeSteps } from './flow-diagram.js';
 import { FLOW_EXPORT_FORMATS, type ExportFormat } from './format-names.js';
@@ -40,14 +41,16 @@ export async function exportFlow(flow: FlowFile, format: ExportFormat): Promise<
 
 /** The SVG drawing of a flow and the interactive page around it, laid out once. */
 export function flowToSvgAndHtml(flow: FlowFile): Promise<{ svg: string; html: string }> {
+  const { diagram, nodes } = flowDrawing(flow);
+  return drawPage({ name: flow.name, description: flow.description, kind: 'flow' }, diagram, nodes);
+}
+
+/** A flow's drawing, not laid out yet, and what the panel shows of each of its nodes. */
+export function flowDrawing(flow: FlowFile): { diagram: Diagram; nodes: ViewerNode[] } {
   const diagram = buildFlowDiagram(flow);
   // The boxes of the flow's nodes come first, in file order.
   const ids = diagram.nodes.map((box) => box.id);
-  return drawPage(
-    { name: flow.name, description: flow.description, kind: 'flow' },
-    diagram,
-    flowViewerNodes(flow, ids),
-  );
+  return { diagram, nodes: flowViewerNodes(flow, ids) };
 }
 
 /** Each node's panel: its prompt, what it needs and what needs it, compose, after-query, fallback. */

@@ -4,6 +4,82 @@
  * for graphs and flows) and builds every panel entry with DOM calls and textContent, never innerHTML,
  * so node texts cannot inject markup.
  */
+
+/**
+ * What the export's page and the server's page (src/serve/page) both show of a clicked node: its name,
+ * badges and fields, built with DOM calls and textContent only. Function declarations, pasted inside
+ * each page's own script.
+ */
+export const NODE_PANEL_SCRIPT = String.raw`
+  function el(tag, className, text) {
+    var element = document.createElement(tag);
+    if (className) element.className = className;
+    if (text !== undefined) element.textContent = text;
+    return element;
+  }
+
+  /** Fills panel with node (a ViewerNode); nodeRef(name) makes the element that links to another node. */
+  function renderNode(panel, node, nodeRef) {
+    function addField(list, label, content) {
+      if (content === undefined || content === null || content === '') return;
+      list.appendChild(el('dt', '', label));
+      var dd = el('dd');
+      if (typeof content === 'string') dd.appendChild(el('pre', '', content));
+      else dd.appendChild(content);
+      list.appendChild(dd);
+    }
+
+    function table(spec) {
+      if (spec.rows.length === 0) return undefined;
+      var element = el('table');
+      var head = el('tr');
+      spec.head.forEach(function (title) { head.appendChild(el('th', '', title)); });
+      element.appendChild(head);
+      spec.rows.forEach(function (cells) {
+        var row = el('tr');
+        cells.forEach(function (cell) {
+          var td = el('td');
+          if (typeof cell === 'string') td.textContent = cell;
+          else td.appendChild(nodeRef(cell.ref));
+          row.appendChild(td);
+        });
+        element.appendChild(row);
+      });
+      return element;
+    }
+
+    function refList(refs) {
+      if (refs.length === 0) return undefined;
+      var list = el('ul', 'refs');
+      refs.forEach(function (ref) {
+        var item = el('li');
+        item.appendChild(nodeRef(ref.name));
+        if (ref.label) item.appendChild(document.createTextNode(' (' + ref.label + ')'));
+        list.appendChild(item);
+      });
+      return list;
+    }
+
+    function content(field) {
+      if (typeof field.text === 'string') return field.text;
+      if (field.refs) return refList(field.refs);
+      if (field.table) return table(field.table);
+      return undefined;
+    }
+
+    panel.replaceChildren();
+    panel.appendChild(el('h2', '', node.name));
+    var badges = el('div', 'badges');
+    node.badges.forEach(function (badge) {
+      badges.appendChild(el('span', badge.kind ? 'badge ' + badge.kind : 'badge', badge.text));
+    });
+    panel.appendChild(badges);
+    var list = el('dl');
+    node.fields.forEach(function (field) { addField(list, field.label, content(field)); });
+    panel.appendChild(list);
+  }
+`;
+
 export const VIEWER_SCRIPT = String.raw`
 (function () {
   'use strict';
@@ -22,12 +98,7 @@ export const VIEWER_SCRIPT = String.raw`
   var count = document.getElementById('count');
   var selected = null;
 
-  function el(tag, className, text) {
-    var element = document.createElement(tag);
-    if (className) element.className = className;
-    if (text !== undefined) element.textContent = text;
-    return element;
-  }
+${NODE_PANEL_SCRIPT}
 
   function nodeRef(name) {
     var id = idByName[name];
@@ -38,75 +109,13 @@ export const VIEWER_SCRIPT = String.raw`
     return button;
   }
 
-  function addField(list, label, content) {
-    if (content === undefined || content === null || content === '') return;
-    list.appendChild(el('dt', '', label));
-    var dd = el('dd');
-    if (typeof content === 'string') {
-      var pre = el('pre', '', content);
-      dd.appendChild(pre);
-    } else dd.appendChild(content);
-    list.appendChild(dd);
-  }
-
-  function table(spec) {
-    if (spec.rows.length === 0) return undefined;
-    var element = el('table');
-    var head = el('tr');
-    spec.head.forEach(function (title) { head.appendChild(el('th', '', title)); });
-    element.appendChild(head);
-    spec.rows.forEach(function (cells) {
-      var row = el('tr');
-      cells.forEach(function (cell) {
-        var td = el('td');
-        if (typeof cell === 'string') td.textContent = cell;
-        else td.appendChild(nodeRef(cell.ref));
-        row.appendChild(td);
-      });
-      element.appendChild(row);
-    });
-    return element;
-  }
-
-  function refList(refs) {
-    if (refs.length === 0) return undefined;
-    var list = el('ul', 'refs');
-    refs.forEach(function (ref) {
-      var item = el('li');
-      item.appendChild(nodeRef(ref.name));
-      if (ref.label) item.appendChild(document.createTextNode(' (' + ref.label + ')'));
-      list.appendChild(item);
-    });
-    return list;
-  }
-
-  function content(field) {
-    if (typeof field.text === 'string') return field.text;
-    if (field.refs) return refList(field.refs);
-    if (field.table) return table(field.table);
-    return undefined;
-  }
-
-  function render(node) {
-    details.replaceChildren();
-    details.appendChild(el('h2', '', node.name));
-    var badges = el('div', 'badges');
-    node.badges.forEach(function (badge) {
-      badges.appendChild(el('span', badge.kind ? 'badge ' + badge.kind : 'badge', badge.text));
-    });
-    details.appendChild(badges);
-    var list = el('dl');
-    node.fields.forEach(function (field) { addField(list, field.label, content(field)); });
-    details.appendChild(list);
-  }
-
   function select(id, scroll) {
     var group = document.getElementById(id);
     if (!group || !byId[id]) return;
     if (selected) selected.classList.remove('selected');
     selected = group;
     group.classList.add('selected');
-    render(byId[id]);
+    renderNode(details, byId[id], nodeRef);
     history.replaceState(null, '', '#' + encodeURIComponent(byId[id].name));
     if (scroll) group.scrollIntoView({ block: 'center', inline: 'center', behavior: 'smooth' });
   }

@@ -59,12 +59,14 @@ export async function toHtml(file: GraphFile): Promise<string> {
  * large to draw; `canDraw` (svg.ts) tells beforehand.
  */
 export function toSvgAndHtml(file: GraphFile): Promise<{ svg: string; html: string }> {
+  const { diagram, nodes } = graphDrawing(file);
+  return drawPage({ name: file.name, description: file.description, kind: 'graph' }, diagram, nodes);
+}
+
+/** A graph's drawing, not laid out yet, and what the panel shows of each of its nodes. */
+export function graphDrawing(file: GraphFile): { diagram: Diagram; nodes: ViewerNode[] } {
   const diagram = buildDiagram(file);
-  return drawPage(
-    { name: file.name, description: file.description, kind: 'graph' },
-    diagram,
-    graphViewerNodes(diagram),
-  );
+  return { diagram, nodes: graphViewerNodes(diagram) };
 }
 
 /** Lays a drawing out once and returns the SVG and the page around it, with `nodes` in its panel. */
@@ -195,7 +197,7 @@ export function refsField(label: string, list: ViewerRef[]): ViewerField | undef
 }
 
 /** Graphviz's SVG is a standalone XML document; inside HTML only the `<svg>` element belongs. */
-function inlineSvg(document: string): string {
+export function inlineSvg(document: string): string {
   const start = document.indexOf('<svg');
   return start >= 0 ? document.slice(start).trim() : document;
 }

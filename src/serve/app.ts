@@ -5,13 +5,17 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { conversationGraphRoutes } from './conversation-graph-routes.js';
 import { conversationRoutes } from './conversation-routes.js';
 import type { ServeContext } from './context.js';
+import { Drawings } from './drawings.js';
 import type { ServeEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
 import { flowRoutes } from './flow-routes.js';
+import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { openAiRoutes } from './openai-routes.js';
+import { PAGE_HEADERS, PAGE_HTML } from './page/document.js';
 import { runRoutes } from './run-routes.js';
 import { turnFailure } from './turn-failure.js';
 
@@ -34,8 +38,6 @@ export interface AppSetup {
    */
   loopback: boolean;
   log?: (record: RequestRecord) => void;
-  /** Routes mounted beside the core ones: `/v1/runs`, `/v1/flows`, the page. */
-  mount?: (app: Hono<ServeEnv>, ctx: ServeContext) => void;
 }
 
 export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
@@ -65,6 +67,7 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
       await next();
     });
   app.get('/healthz', (c) => c.json({ ok: true, served: [...ctx.served.keys()] }));
+  app.get('/', (c) => c.html(PAGE_HTML, 200, PAGE_HEADERS));
   app.use('/v1/*', async (c, next) => {
     const owner = setup.keys ? ownerOf(setup.keys, c.req.header('Authorization')) : 'local';
     if (owner === undefined)
@@ -102,7 +105,9 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   app.route('/v1/conversations', conversationRoutes(ctx));
   app.route('/v1/runs', runRoutes(ctx));
   app.route('/v1/flows', flowRoutes(ctx));
-  setup.mount?.(app, ctx);
+  const drawings = new Drawings();
+  app.route('/v1/graphs', graphRoutes(ctx, drawings));
+  app.route('/v1/conversations', conversationGraphRoutes(ctx, drawings));
   app.notFound(() => {
     throw new ApiError(
       404,

@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
-export type ApiStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503 | 504;
+export type ApiStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503 | 504;
 
 /** OpenAI's `type` for each status we answer with. */
 const TYPES: Record<ApiStatus, string> = {
@@ -17,6 +17,7 @@ const TYPES: Record<ApiStatus, string> = {
   409: 'conflict_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
+  422: 'invalid_request_error',
   429: 'rate_limit_error',
   500: 'server_error',
   503: 'server_error',
