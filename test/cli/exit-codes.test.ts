@@ -210,6 +210,19 @@ const ROWS: Row[] = [
   },
   { args: ['memory', 'reindex', '-w', '$DIR/ws-memory'], code: 2, why: 'no model server is configured' },
 
+  {
+    args: ['serve', '$DIR/ok.json', '--port', '0', '--data', '$DIR/serve', '--base-url', '$URL', '-m', 'm'],
+    code: 130,
+    why: 'Ctrl+C while it serves',
+    options: { interruptWhen: (_stderr, stdout) => stdout.includes('listening on') },
+  },
+  {
+    args: ['serve', '$DIR/ok.json', '--host', '0.0.0.0', '--port', '0'],
+    code: 2,
+    why: 'reachable, with no keys',
+  },
+  { args: ['serve', '$DIR/missing.json', '--port', '0'], code: 2, why: 'no such file' },
+
   { args: ['validate', '$DIR/ok.json'], code: 0, why: 'no errors' },
   { args: ['validate', '$DIR/lint.json'], code: 1, why: 'the graph has errors' },
   { args: ['validate', '$DIR/empty.json'], code: 1, why: 'an empty JSON file is not a graph' },
