@@ -52,7 +52,7 @@ const LEVELS = [
 const ROUNDS = 3;
 /** Counted turns of each side of the comparison with chat, after WARM_TURNS that are not. */
 const COMPARE_TURNS = 200;
-const WARM_TURNS = 20;
+const WARM_TURNS = 100;
 /** Idle conversations held, cumulatively, and how many are opened at once. */
 const IDLE_SIZES = [200, 1_000];
 const OPENING_AT_ONCE = 10;
