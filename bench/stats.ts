@@ -29,3 +29,9 @@ export function printTable(
 export function verdict(met: boolean): 'met' | 'missed' {
   return met ? 'met' : 'missed';
 }
+
+/** The sample at index ⌊q·n⌋ of the sorted `values` (q = 0.99: the 99th percentile). */
+export function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}

@@ -27,6 +27,11 @@ import { isProcessAlive } from './process-alive.js';
 export interface WriteOptions {
   /** Flush the data and the rename to the disk before returning, so a crash cannot lose or empty the file. */
   durable?: boolean;
+  /**
+   * This process has removed the target's stale temporary files already, and is its only writer: the
+   * folder listing that looks for them, which grows with the folder, is skipped.
+   */
+  tempsRemoved?: boolean;
 }
 
 /** A temporary file older than this is stale even when a process of its PID is running (PIDs are reused). */
@@ -120,7 +125,7 @@ async function replaceAtomically(
   existing: Stats | undefined,
   options: WriteOptions,
 ): Promise<void> {
-  await removeStaleTemps(path);
+  if (!options.tempsRemoved) await removeStaleTemps(path);
   const temp = tempPathFor(path);
   try {
     const handle = await open(temp, 'wx', existing ? existing.mode & 0o7777 : 0o666);

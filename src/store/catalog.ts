@@ -70,13 +70,20 @@ export function catalogInMemory(entries = new Map<string, CatalogEntry>()): Conv
 export function catalogInFolder(folder: string): ConversationCatalog {
   let loaded: Promise<ConversationCatalog> | undefined;
   let made: Promise<unknown> | undefined;
+  // A server writes an entry at every turn of its conversation. Looking for a crashed writer's temporary
+  // files lists the folder, one file per conversation, so it is done at the first write of each entry
+  // only: after it, this process, the only writer, leaves none behind but by crashing itself.
+  const written = new Set<string>();
   const memory = () => (loaded ??= readFolder(folder).then(catalogInMemory));
   return {
     get: async (id) => (await memory()).get(id),
     put: async (entry) => {
       if (!CATALOG_ID.test(entry.id)) throw new Error(`not a conversation id: ${JSON.stringify(entry.id)}`);
       await (made ??= mkdir(folder, { recursive: true, mode: 0o700 }));
-      await replaceFile(join(folder, `${entry.id}.json`), `${JSON.stringify(entry)}\n`);
+      await replaceFile(join(folder, `${entry.id}.json`), `${JSON.stringify(entry)}\n`, {
+        tempsRemoved: written.has(entry.id),
+      });
+      written.add(entry.id);
       await (await memory()).put(entry);
     },
     list: async (owner) => (await memory()).list(owner),
