@@ -145,7 +145,8 @@ export class ConversationHub {
 
   #closeIdle(id: string): void {
     void this.#live.get(id)?.then((conversation) => {
-      if (conversation.pending > 0) return;
+      // Someone following its events keeps it open: a reopened conversation would have another log.
+      if (conversation.pending > 0 || conversation.log.listened) return conversation.rearm();
       this.#live.delete(id);
       conversation.dispose();
     });
@@ -207,6 +208,8 @@ export class LiveConversation {
    * records what the client has now seen in the catalog.
    */
   turn(text: string | undefined, options: TurnOptions): Promise<TurnResult> {
+    // Said now when it can be, so that a streamed answer is refused before its stream begins.
+    if (this.#pending === 0) this.#refuseIfEnded();
     if (this.#pending > 0 && !options.wait)
       throw new ApiError(
         409,
@@ -232,6 +235,11 @@ export class LiveConversation {
     return run;
   }
 
+  /** Looks again after another idle spell. */
+  rearm(): void {
+    this.#armIdle();
+  }
+
   /** Settles once no turn is running or waiting. */
   async settled(): Promise<void> {
     while (this.#pending > 0) await this.#tail;
@@ -243,12 +251,7 @@ export class LiveConversation {
   }
 
   async #run(text: string | undefined, onDelta?: (delta: string) => void): Promise<TurnResult> {
-    if (this.state?.ended)
-      throw new ApiError(
-        409,
-        `conversation ${this.id} has ended (a quit transition was taken)`,
-        'conversation_ended',
-      );
+    this.#refuseIfEnded();
     const usage: TokenUsage = { promptTokens: 0, completionTokens: 0 };
     const stream = onDelta && new ReplyStream(this.interpreter.graph, onDelta);
     const stop = this.events.on((event) => {
@@ -275,6 +278,15 @@ export class LiveConversation {
     } finally {
       stop();
     }
+  }
+
+  #refuseIfEnded(): void {
+    if (this.state?.ended)
+      throw new ApiError(
+        409,
+        `conversation ${this.id} has ended (a quit transition was taken)`,
+        'conversation_ended',
+      );
   }
 
   #armIdle(): void {

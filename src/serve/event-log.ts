@@ -54,6 +54,11 @@ export class EventLog {
     return { events: this.#held.filter((entry) => numberIn(entry.id)! > after), gap: this.#dropped > after };
   }
 
+  /** True while a stream follows the log. */
+  get listened(): boolean {
+    return this.#listeners.size > 0;
+  }
+
   /** Calls `listener` with every event appended from now on; returns the unsubscriber. */
   subscribe(listener: (entry: LoggedEvent) => void): () => void {
     this.#listeners.add(listener);

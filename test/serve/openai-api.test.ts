@@ -400,6 +400,29 @@ describe('meta-agent serve with API keys', () => {
   });
 });
 
+describe('meta-agent serve, a conversation that has ended', () => {
+  it('answers its last words, then refuses further messages with 409, streamed or not', async () => {
+    const server = await serve(freshFolder(), [resolve('test/fixtures/serve/farewell.autogram.json')]);
+    try {
+      const farewell = client(server);
+      const ask = (stream: boolean) =>
+        farewell.chat.completions.create(
+          { model: 'farewell', messages: [{ role: 'user', content: 'msg-bye' }], stream },
+          { headers: { 'X-Conversation-Id': 'over' } },
+        );
+      expect((await ask(false)).choices[0]!.message.content).toBe('You said msg-bye.');
+      for (const stream of [false, true]) {
+        const refused = await ask(stream).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(OpenAI.ConflictError);
+        expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('conversation_ended');
+      }
+      expect((await conversation(server, 'over')).body).toMatchObject({ ended: true, node: 'bye' });
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('meta-agent serve, refusing to start', () => {
   it('refuses a --host others can reach when it has no keys', async () => {
     const result = await runCli(['serve', ECHO, '--host', '0.0.0.0', '--port', '0', '--base-url', model.url]);
