@@ -12,7 +12,7 @@ import { ApiError } from './errors.js';
 import { messagesOf } from './messages.js';
 import { checkedId, readBody } from './request.js';
 import { streamLog } from './sse.js';
-import { turnFailure } from './turn-failure.js';
+import { withDeadline } from './turn-failure.js';
 
 const newConversation = z.object({
   graph: z.string().min(1),
@@ -35,9 +35,11 @@ export function conversationRoutes(ctx: ServeContext): Hono<ServeEnv> {
       ...(body.id === undefined ? [] : [checkedId(body.id)]),
     );
     c.header('X-Conversation-Id', conversation.id);
-    const opening = await ctx.track(conversation.turn(undefined, { wait: true })).catch((error: unknown) => {
-      throw turnFailure(error, ctx);
-    });
+    const opening = await withDeadline(
+      ctx,
+      conversation,
+      ctx.track(conversation.turn(undefined, { wait: true })),
+    );
     return c.json({ ...view(conversation), reply: opening.reply }, 201);
   });
 

@@ -9,15 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { z } from 'zod';
-import { Interrupted, untilAborted } from '../interrupt.js';
 import type { TokenUsage } from '../events.js';
 import type { ServeContext } from './context.js';
-import type { LiveConversation, TurnResult } from './conversations.js';
+import type { LiveConversation } from './conversations.js';
 import type { ServeEnv } from './env.js';
 import { ApiError, errorBody } from './errors.js';
 import { extendHistory, historyStart, mergeUserRuns, type Said } from './history.js';
 import { checkedId, readBody } from './request.js';
-import { turnFailure } from './turn-failure.js';
+import { turnFailure, withDeadline } from './turn-failure.js';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 const message = z.looseObject({
@@ -202,25 +201,6 @@ function spoken(message: Message): Said[] {
       ? message.content
       : (message.content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
   return [{ role: message.role, content }];
-}
-
-/** `turn`, or a 504 once the request's deadline passes (the turn goes on, and is saved when done). */
-async function withDeadline(
-  ctx: ServeContext,
-  conversation: LiveConversation,
-  turn: Promise<TurnResult>,
-): Promise<TurnResult> {
-  try {
-    return await untilAborted(turn, AbortSignal.timeout(ctx.limits.deadlineMs));
-  } catch (error) {
-    if (error instanceof Interrupted)
-      throw new ApiError(
-        504,
-        `the agent took longer than ${ctx.limits.deadlineMs / 1000}s; its reply will be in GET /v1/conversations/${conversation.id} when it is done`,
-        'deadline_exceeded',
-      );
-    throw turnFailure(error, ctx);
-  }
 }
 
 function asApiError(error: unknown, ctx: ServeContext): ApiError {

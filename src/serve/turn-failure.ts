@@ -1,11 +1,33 @@
 /**
  * A turn that failed, as the client is told: the agent's own failure (a node's error, a model that
- * cannot be reached) in its words, which name the node; anything else as an internal error whose
- * details go to the operator only, since a stack trace is of no use to the client and may say too much.
+ * cannot be reached) in its words, which name the node; one past the request's deadline as a 504 (the
+ * turn goes on, and is kept); anything else as an internal error whose details go to the operator
+ * only, since a stack trace is of no use to the client and may say too much.
  */
 import { isUserError } from '../errors.js';
+import { Interrupted, untilAborted } from '../interrupt.js';
 import type { ServeContext } from './context.js';
+import type { LiveConversation, TurnResult } from './conversations.js';
 import { ApiError } from './errors.js';
+
+/** `turn`'s result, or the failure the client is told (see above). */
+export async function withDeadline(
+  ctx: ServeContext,
+  conversation: LiveConversation,
+  turn: Promise<TurnResult>,
+): Promise<TurnResult> {
+  try {
+    return await untilAborted(turn, AbortSignal.timeout(ctx.limits.deadlineMs));
+  } catch (error) {
+    if (error instanceof Interrupted)
+      throw new ApiError(
+        504,
+        `the agent took longer than ${ctx.limits.deadlineMs / 1000}s; its reply will be in GET /v1/conversations/${conversation.id} when it is done`,
+        'deadline_exceeded',
+      );
+    throw turnFailure(error, ctx);
+  }
+}
 
 export function turnFailure(error: unknown, ctx: Pick<ServeContext, 'onProblem'>): ApiError {
   if (error instanceof ApiError) return error;

@@ -410,7 +410,8 @@ describe('meta-agent serve, a conversation that has ended', () => {
           { model: 'farewell', messages: [{ role: 'user', content: 'msg-bye' }], stream },
           { headers: { 'X-Conversation-Id': 'over' } },
         );
-      expect((await ask(false)).choices[0]!.message.content).toBe('You said msg-bye.');
+      const last = (await ask(false)) as OpenAI.ChatCompletion;
+      expect(last.choices[0]!.message.content).toBe('You said msg-bye.');
       for (const stream of [false, true]) {
         const refused = await ask(stream).catch((e: unknown) => e);
         expect(refused).toBeInstanceOf(OpenAI.ConflictError);
