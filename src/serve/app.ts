@@ -14,6 +14,7 @@ import { ApiError, errorResponse } from './errors.js';
 import { flowRoutes } from './flow-routes.js';
 import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
+import { isLoopback } from './loopback.js';
 import { openAiRoutes } from './openai-routes.js';
 import { PAGE_HEADERS, PAGE_HTML } from './page/document.js';
 import { runRoutes } from './run-routes.js';
@@ -58,7 +59,7 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   });
   if (setup.loopback)
     app.use(async (c, next) => {
-      if (!isLoopbackHost(c.req.header('Host')))
+      if (!isLoopback((c.req.header('Host') ?? '').replace(/:\d+$/, '')))
         throw new ApiError(
           403,
           'this server answers requests to a loopback address only',
@@ -117,10 +118,4 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   });
   app.onError((error, c) => errorResponse(c, error instanceof ApiError ? error : turnFailure(error, ctx)));
   return app;
-}
-
-/** `localhost`, `127.x.x.x` or `[::1]`, with or without a port. */
-function isLoopbackHost(host: string | undefined): boolean {
-  const name = host?.replace(/:\d+$/, '').toLowerCase();
-  return name === 'localhost' || name === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(name ?? '');
 }

@@ -87,12 +87,6 @@ export class ConversationHub {
     return this.#setup.store.catalog.list(owner);
   }
 
-  /** Turns in progress or waiting, in every live conversation. */
-  async busy(): Promise<number> {
-    const live = await Promise.allSettled(this.#live.values());
-    return live.reduce((sum, open) => sum + (open.status === 'fulfilled' ? open.value.pending : 0), 0);
-  }
-
   /** Waits for the turns in progress (at most `ms`), then closes every conversation. */
   async close(ms: number): Promise<void> {
     const live = (await Promise.allSettled(this.#live.values())).flatMap((open) =>

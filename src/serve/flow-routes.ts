@@ -5,8 +5,8 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { Interrupted, untilAborted } from '../interrupt.js';
 import type { ServeContext } from './context.js';
+import { withinDeadline } from './deadline.js';
 import type { ServeEnv } from './env.js';
 import { ApiError } from './errors.js';
 import { FlowPasses, type LivePass } from './flow-passes.js';
@@ -29,19 +29,8 @@ export function flowRoutes(ctx: ServeContext): Hono<ServeEnv> {
     const flow = servedFlow(ctx, c.req.param('name'));
     const { inputs = {} } = await readBody(c, newPass);
     const pass = await passes.start(c.get('owner'), flow, inputs);
-    try {
-      await untilAborted(pass.done, AbortSignal.timeout(ctx.limits.deadlineMs));
-    } catch (error) {
-      if (!(error instanceof Interrupted)) throw error;
-      const where = `/v1/flows/${encodeURIComponent(flow.name)}/passes/${pass.id}`;
-      throw new ApiError(
-        504,
-        `the pass took longer than ${ctx.limits.deadlineMs / 1000}s; it goes on, and its report will be at GET ${where}`,
-        'deadline_exceeded',
-        undefined,
-        { Location: where },
-      );
-    }
+    const where = `/v1/flows/${encodeURIComponent(flow.name)}/passes/${pass.id}`;
+    await withinDeadline(ctx, pass.done, 'the pass', where);
     const view = pass.view();
     if (view.status === 'failed') throw new ApiError(500, view.error!, 'flow_failed');
     return c.json(view, 201);

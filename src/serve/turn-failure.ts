@@ -5,28 +5,22 @@
  * only, since a stack trace is of no use to the client and may say too much.
  */
 import { isUserError } from '../errors.js';
-import { Interrupted, untilAborted } from '../interrupt.js';
 import type { ServeContext } from './context.js';
 import type { LiveConversation, TurnResult } from './conversations.js';
+import { withinDeadline } from './deadline.js';
 import { ApiError } from './errors.js';
 
 /** `turn`'s result, or the failure the client is told (see above). */
-export async function withDeadline(
+export function withDeadline(
   ctx: ServeContext,
   conversation: LiveConversation,
   turn: Promise<TurnResult>,
 ): Promise<TurnResult> {
-  try {
-    return await untilAborted(turn, AbortSignal.timeout(ctx.limits.deadlineMs));
-  } catch (error) {
-    if (error instanceof Interrupted)
-      throw new ApiError(
-        504,
-        `the agent took longer than ${ctx.limits.deadlineMs / 1000}s; its reply will be in GET /v1/conversations/${conversation.id} when it is done`,
-        'deadline_exceeded',
-      );
-    throw turnFailure(error, ctx);
-  }
+  return withinDeadline(ctx, turn, 'the agent', `/v1/conversations/${conversation.id}`).catch(
+    (error: unknown) => {
+      throw turnFailure(error, ctx);
+    },
+  );
 }
 
 export function turnFailure(error: unknown, ctx: Pick<ServeContext, 'onProblem'>): ApiError {

@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../../errors.js';
 import { isFlowPath, openFlow } from '../../flow/load.js';
 import { loadKeys } from '../../serve/keys.js';
+import { isLoopback } from '../../serve/loopback.js';
 import type { Served } from '../../serve/served.js';
 import { startServer } from '../../serve/server.js';
 import type { RequestRecord } from '../../serve/app.js';
@@ -125,10 +126,6 @@ async function loadServed(paths: string[], options: ServeOptions): Promise<Serve
       );
   }
   return served;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function requestLog(format: string): ((record: RequestRecord) => void) | undefined {
