@@ -22,6 +22,7 @@ const LEAVES = [
 const LAYERS = [
   [
     { folder: 'src/graph/', onlyLeaves: true },
+    { folder: 'src/postgres/' },
     { folder: 'src/llm/' },
     { folder: 'src/sandbox/' },
     { folder: 'memory/' },
@@ -33,6 +34,7 @@ const LAYERS = [
   [{ folder: 'src/export/' }],
   [{ folder: 'meta/' }],
   [{ folder: 'src/store/' }],
+  [{ folder: 'src/durable/' }],
   [{ folder: 'src/agent/' }],
   [{ folder: 'src/serve/' }],
   [{ folder: 'src/tui/' }],

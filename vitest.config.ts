@@ -6,6 +6,8 @@ export default defineConfig({
     // isolated-vm refuses to run when Node's startup snapshot is in use.
     execArgv: ['--no-node-snapshot'],
     pool: 'forks',
+    // One real PostgreSQL for the run; each test file makes its own database on it.
+    globalSetup: ['./test/support/postgres-server.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
