@@ -111,3 +111,17 @@ export function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value.trim()) || n < 1) throw new InvalidArgumentError('expected a whole number above 0');
   return n;
 }
+
+/** Help text for --database, for the commands that can keep their work in PostgreSQL. */
+export const DATABASE_OPTION_HELP = `
+Database: with --database postgres://… (or META_AGENT_DATABASE_URL), what this command keeps (states,
+runs, passes, memory) lives in PostgreSQL instead of files, shared by every machine that names the same
+database; its tables are made, and migrated, on first use. Without either, the files stay the default.`;
+
+/** Adds --database to `command`. */
+export function addDatabaseOption(command: Command): Command {
+  return command.option(
+    '--database <url>',
+    'keep this work in PostgreSQL (postgres://USER:PASSWORD@HOST/DB; default META_AGENT_DATABASE_URL)',
+  );
+}
