@@ -12,7 +12,6 @@ import { InvalidFileError, UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { LanguageModel, ModelSet } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
-import { fileStore } from '../../store/files.js';
 import type { Store } from '../../store/store.js';
 import { printEvents } from '../chat-lines.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
@@ -21,6 +20,7 @@ import { stopOnCtrlC } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
+import { openStore, type OpenedStore } from '../store-for.js';
 import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 import type { LongTermMemory } from '../../../tools/command.js';
@@ -48,6 +48,7 @@ export interface RunOptions extends ModelOptionValues {
   json?: boolean;
   trace?: string;
   tui: boolean;
+  database?: string;
 }
 
 /** Steps a new run may take unless --max-steps says otherwise. */
@@ -58,11 +59,27 @@ export async function runGoals(options: RunOptions): Promise<void> {
     options.tui && !options.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
+  const opened = await openStore(options.database);
+  try {
+    await runIn(opened, options, { interactive, bus, meter });
+  } finally {
+    await opened.close();
+  }
+}
+
+/** The run, new or resumed, kept in `opened`. */
+async function runIn(
+  opened: OpenedStore,
+  options: RunOptions,
+  { interactive, bus, meter }: { interactive: boolean; bus: EventBus; meter: UsageMeter },
+): Promise<void> {
+  const { store, inDatabase } = opened;
   // A run file to resume is checked first; a new run's questions and files wait until the models
   // resolve, so a run that could not ask any asks nothing and leaves nothing behind.
-  const store = fileStore();
   const resumed =
-    options.resume === undefined ? undefined : await resumeRun(store.goalRuns, options.resume, options);
+    options.resume === undefined
+      ? undefined
+      : await resumeRun(store.goalRuns, options.resume, options, inDatabase);
   if (!resumed) checkGoals(options.goal ?? [], interactive);
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
@@ -73,21 +90,22 @@ export async function runGoals(options: RunOptions): Promise<void> {
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
   const memory = await openRunMemory(state, metered, notices);
-  const opened = await openResources(state, { models: metered, events: bus, store }, options, memory);
+  const resources = await openResources(state, { models: metered, events: bus, store }, options, memory);
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
     await goOn(state, path, {
       bus,
       chatbot: metered.chatbot,
-      opened,
+      opened: resources,
       options,
       interactive,
       notices,
       store: store.goalRuns,
+      inDatabase,
     });
   } finally {
     stopTrace?.();
-    opened.dispose();
+    resources.dispose();
     await memory
       ?.close()
       .catch((error: unknown) => notices.say(`memory was not saved: ${(error as Error).message}`));
@@ -145,9 +163,13 @@ async function goOn(
     interactive: boolean;
     notices: HeldNotices;
     store: GoalRunStore;
+    /** The run is kept in a database, under the key `path`. */
+    inDatabase: boolean;
   },
 ): Promise<void> {
-  const { bus, chatbot, opened, options, interactive, notices, store } = setup;
+  const { bus, chatbot, opened, options, interactive, notices, store, inDatabase } = setup;
+  const key = inDatabase ? path : shown(path);
+  const savedTo = inDatabase ? `the database as run ${path}` : key;
   const { workspace, registry } = opened;
   const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
     writeErr(`warning: ${message}\n`),
@@ -157,14 +179,14 @@ async function goOn(
     : interactive
       ? undefined
       : printGoalLines(bus, (line) => writeOut(line));
-  writeErr(`[run] saving to ${shown(path)} after every step\n`);
+  writeErr(`[run] saving to ${savedTo} after every step\n`);
   const ui = interactive
     ? (await import('../../tui/goal/index.js')).renderGoalUI({
         bus,
         state,
         model: chatbot.modelName,
         scripted: chatbot.answersFrom === 'rules',
-        savedTo: shown(path),
+        savedTo,
       })
     : undefined;
   notices.release();
@@ -206,10 +228,10 @@ async function goOn(
     ui?.finish();
     ui?.unmount();
     if (!options.json) writeOut(`${runSummary(ended)}\n`);
-    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with --resume ${shown(path)}\n`);
+    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with --resume ${key}\n`);
     process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
   } catch (error) {
-    writeErr(`[run] the run is saved; continue it with --resume ${shown(path)}\n`);
+    writeErr(`[run] the run is saved; continue it with --resume ${key}\n`);
     throw error;
   } finally {
     ctrlC.dispose();
@@ -218,11 +240,15 @@ async function goOn(
   }
 }
 
-/** The run saved in `file`, with the limits and countdown of this command line. */
+/**
+ * The run saved under `file` (a path, or a key in the database), with the limits and countdown of this
+ * command line.
+ */
 async function resumeRun(
   store: GoalRunStore,
   file: string,
   options: RunOptions,
+  inDatabase: boolean,
 ): Promise<{ state: RunState; path: string }> {
   if (options.goal || options.name || options.role)
     throw new UserError(
@@ -231,7 +257,11 @@ async function resumeRun(
       'leave out --goal, --name and --role, or start a new run without --resume',
     );
   const state = await store.load(file);
-  state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
+  // A run in the database names its workspace itself: the database is the user's, not a file sent by
+  // someone (which must be kept in the workspace it names, see resumedWorkspace).
+  state.workspace = inDatabase
+    ? await workspaceFolder(resolve(options.workspace ?? state.workspace))
+    : await resumedWorkspace(state, resolve(file), options.workspace);
   const dropped = await withoutUnsealedConsent(state);
   if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
   if (state.ended?.reason === 'task_complete')
@@ -250,7 +280,7 @@ async function resumeRun(
     state.unusableStreak = 0;
     state.refusedStreak = 0;
   }
-  return { state, path: resolve(file) };
+  return { state, path: inDatabase ? file : resolve(file) };
 }
 
 /** Goals from the flags must be one to five; without any, only a terminal can ask for them. */

@@ -6,7 +6,14 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import type { RunOptions } from '../actions/run.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, list, positiveInteger } from '../options.js';
+import {
+  DATABASE_OPTION_HELP,
+  MODEL_OPTIONS_HELP,
+  addDatabaseOption,
+  addModelOptions,
+  list,
+  positiveInteger,
+} from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -37,12 +44,15 @@ memories are found by their words.
 
 Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
 it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
-step; a command with a side effect never runs twice, even after kill -9.
+step; a command with a side effect never runs twice, even after kill -9. With a database, the run is
+saved there under its id (printed at the start; --resume ID continues it on any machine), and a
+command's run is claimed there first, so two processes resuming one run never both run it.
 
 Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before each call is sent;
 past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
 (three in a row); refused (nothing may run). Exit 0 for task_complete or n, 1 for the others.
-${MODEL_OPTIONS_HELP}`;
+${MODEL_OPTIONS_HELP}
+${DATABASE_OPTION_HELP}`;
 
 /** Registers `run`. */
 export function register(program: Command): void {
@@ -57,7 +67,7 @@ export function register(program: Command): void {
     .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
     .option(
       '--resume <file>',
-      'continue the run saved in FILE, with its goals (and its workspace, unless -w)',
+      'continue the run saved in FILE (its key, with --database), with its goals (and its workspace, unless -w)',
     )
     .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
@@ -89,7 +99,7 @@ export function register(program: Command): void {
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)');
-  addModelOptions(command)
+  addDatabaseOption(addModelOptions(command))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
       // evaluate_code and sub-agents run code in the sandbox.
