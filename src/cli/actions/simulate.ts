@@ -140,7 +140,8 @@ async function onTheQueue(path: string, url: string, options: SimulateOptions): 
     );
   const { openDatabase } = await import('../../postgres/database.js');
   const { launchDurable } = await import('../../durable/runtime.js');
-  // Imported before the launch: importing registers the workflow.
+  // Imported before the launch: importing registers the workflows.
+  await import('../durable-workflows.js');
   const { enqueueConversation, graphDigest, simulationBegun } = await import('../simulation-workflow.js');
   const db = await openDatabase(url);
   const durable = await launchDurable({
