@@ -119,6 +119,27 @@ describe('meta-agent flow run on PostgreSQL', () => {
     expect(workflows).toEqual([{ id: 'flow:plan:pass:1', status: 'SUCCESS' }]);
   });
 
+  it("asks a step's nodes at once, up to --concurrency", async () => {
+    const url = await freshDatabase();
+    server = await startOpenAIServer({
+      latencyMs: 300,
+      reply: (body) => ({ text: `re: ${question(body)}` }),
+    });
+    const dir = await chainFolder();
+    const together = await chainRun(dir, url, ['-i', 'topic=tides']);
+    expect(together.code).toBe(0);
+    expect(server.maxInFlight).toBe(2);
+    await server.close();
+    server = await startOpenAIServer({
+      latencyMs: 300,
+      reply: (body) => ({ text: `re: ${question(body)}` }),
+    });
+    const alone = await chainRun(dir, url, ['-i', 'topic=tides', '--concurrency', '1']);
+    expect(alone.code).toBe(0);
+    expect(server.maxInFlight).toBe(1);
+    expect(alone.stdout).toBe(together.stdout);
+  });
+
   it('finishes a pass killed midway without asking its committed nodes again', async () => {
     const url = await freshDatabase();
     const model = await summaryHangs();
