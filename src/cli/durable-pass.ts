@@ -22,7 +22,6 @@ import { flowPassHost } from './flow-pass-host.js';
 import { modelOptionsToKeep } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 import { writeErr } from './terminal.js';
-import { version } from './version.js';
 
 export interface DurablePass {
   flow: FlowFile;
@@ -50,16 +49,14 @@ export async function runDurablePass(pass: DurablePass): Promise<PassReport> {
   // What the runner would refuse, refused before the workflow begins, so no workflow records it.
   if (saved?.current) resumedStructure(flow, saved, inputs);
   else passInputs(flow, inputs);
-  // Imported before the launch: importing registers the workflows.
-  await import('./durable-workflows.js');
+  const { startDurable } = await import('./durable-workflows.js');
   const { attachFlowPassFront, flowPassId, hostFlowPasses, nextPass, startFlowPass } =
     await import('../durable/flow-pass.js');
-  const { launchDurable } = await import('../durable/runtime.js');
-  const durable = await launchDurable({
+  const durable = await startDurable({
     db: pass.db,
     url: databaseUrl(pass.database)!,
     role: 'flow',
-    version: version(),
+    // Only its own pass, and what a dead process left (DBOS's internal queue, which every process takes).
     listen: [],
     onProblem: (message) => writeErr(`warning: ${message}\n`),
   });

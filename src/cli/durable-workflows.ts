@@ -1,7 +1,32 @@
 /**
- * Every durable workflow module, loaded before DBOS launches: DBOS registers a workflow when its module
- * is imported, and a process may be handed any workflow that a dead process left (the reaper puts it
- * back where every process takes work), so each process that launches DBOS knows them all.
+ * Every durable workflow meta-agent has, loaded before the durable runtime launches, and the launch
+ * itself for the commands. DBOS runs a workflow only in a process that registered it (at import), and a
+ * process may be handed whatever a dead process left (the reaper puts it back where every process takes
+ * work), so every command that launches the runtime registers the same set: add a module here when it
+ * declares workflows.
  */
-import '../durable/flow-pass.js';
-import './simulation-workflow.js';
+import type { Database } from '../postgres/database.js';
+import { launchDurable, type Durable } from '../durable/runtime.js';
+import { version } from './version.js';
+
+/** Imports every module that registers durable workflows. */
+export async function loadDurableWorkflows(): Promise<void> {
+  await Promise.all([import('../durable/flow-pass.js'), import('./simulation-workflow.js')]);
+}
+
+export interface StartDurableOptions {
+  db: Database;
+  url: string;
+  /** serve, worker, run, flow, simulate… */
+  role: string;
+  executorId?: string;
+  /** The queues this process takes work from; default all. */
+  listen?: readonly string[];
+  onProblem(message: string): void;
+}
+
+/** Loads every workflow, then launches the durable runtime under meta-agent's version. */
+export async function startDurable(options: StartDurableOptions): Promise<Durable> {
+  await loadDurableWorkflows();
+  return launchDurable({ ...options, version: version() });
+}

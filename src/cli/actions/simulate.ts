@@ -19,7 +19,6 @@ import {
   type FinishedConversation,
 } from '../simulation-report.js';
 import { writeOut, writeErr } from '../terminal.js';
-import { version } from '../version.js';
 
 /** `simulate`'s options as commander parses them. */
 export interface SimulateOptions extends ModelOptionValues, GoalLoopOptionValues {
@@ -139,16 +138,13 @@ async function onTheQueue(path: string, url: string, options: SimulateOptions): 
       2,
     );
   const { openDatabase } = await import('../../postgres/database.js');
-  const { launchDurable } = await import('../../durable/runtime.js');
-  // Imported before the launch: importing registers the workflows.
-  await import('../durable-workflows.js');
+  const { startDurable } = await import('../durable-workflows.js');
   const { enqueueConversation, graphDigest, simulationBegun } = await import('../simulation-workflow.js');
   const db = await openDatabase(url);
-  const durable = await launchDurable({
+  const durable = await startDurable({
     db,
     url,
     role: 'simulate',
-    version: version(),
     listen: ['simulations'],
     onProblem: (message) => writeErr(`warning: ${message}\n`),
   }).catch(async (error: unknown) => {
