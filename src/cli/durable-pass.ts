@@ -16,9 +16,7 @@ import type { FlowRunState } from '../flow/run-state.js';
 import type { PassReport } from '../flow/runner.js';
 import type { FlowFile } from '../flow/schema.js';
 import type { Database } from '../postgres/database.js';
-import type { Store } from '../store/store.js';
 import { databaseUrl } from './database.js';
-import { flowPassHost } from './flow-pass-host.js';
 import { modelOptionsToKeep } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 import { writeErr } from './terminal.js';
@@ -32,7 +30,7 @@ export interface DurablePass {
   inputs: Record<string, string>;
   concurrency?: number;
   models: ModelOptionValues;
-  store: Store;
+  /** The database the run is kept in; the pass's workflow keeps it there too (durable-workflows.ts). */
   db: Database;
   /** The `--database` value (else the environment's URL). */
   database: string | undefined;
@@ -50,7 +48,7 @@ export async function runDurablePass(pass: DurablePass): Promise<PassReport> {
   if (saved?.current) resumedStructure(flow, saved, inputs);
   else passInputs(flow, inputs);
   const { startDurable } = await import('./durable-workflows.js');
-  const { attachFlowPassFront, flowPassId, hostFlowPasses, nextPass, startFlowPass } =
+  const { attachFlowPassFront, flowPassId, nextPass, startFlowPass } =
     await import('../durable/flow-pass.js');
   const durable = await startDurable({
     db: pass.db,
@@ -61,7 +59,6 @@ export async function runDurablePass(pass: DurablePass): Promise<PassReport> {
     onProblem: (message) => writeErr(`warning: ${message}\n`),
   });
   try {
-    hostFlowPasses(flowPassHost(pass.store));
     const number = nextPass(saved);
     const id = flowPassId(pass.key, number);
     const detach = attachFlowPassFront(id, { events: pass.events });

@@ -95,7 +95,6 @@ async function runPass(
           inputs: options.input,
           ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
           models: options,
-          store: opened.store,
           db: opened.db,
           database: options.database,
           events: bus,
