@@ -1,29 +1,27 @@
 /** What `meta-agent run` does (declared in ../commands/run.ts). */
 import { realpath } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { subAgentsOf } from '../../agent/open.js';
 import { allowedCommands, allowRulesPath, rememberAllowRule } from '../../autonomous/allow-rules.js';
 import { GoalLoop } from '../../autonomous/goal-loop.js';
 import type { GoalRunStore } from '../../autonomous/goal-run-store.js';
 import { runsFolder, withoutUnsealedConsent, workspaceFolder } from '../../autonomous/run-file.js';
-import { openGoalResources, type GoalResources } from '../../autonomous/resources.js';
+import type { GoalResources } from '../../autonomous/resources.js';
 import { DEFAULT_ROLE, newRunState, type Budget, type RunState } from '../../autonomous/run-state.js';
-import { InvalidFileError, UserError } from '../../errors.js';
+import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
-import type { LanguageModel, ModelSet } from '../../llm/types.js';
+import type { LanguageModel } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
-import type { Store } from '../../store/store.js';
 import { printEvents } from '../chat-lines.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
 import { askForGoals } from '../goal-setup.js';
+import { openRunMemory, openRunResources } from '../goal-run-parts.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
-import type { LongTermMemory } from '../../../tools/command.js';
 
 /** `run`'s options as commander parses them. */
 export interface RunOptions extends ModelOptionValues {
@@ -72,8 +70,8 @@ export async function runGoals(options: RunOptions): Promise<void> {
   if (metered.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
-  const memory = await openRunMemory(state, metered, notices);
-  const opened = await openResources(state, { models: metered, events: bus, store }, options, memory);
+  const memory = await openRunMemory(state, metered, (message) => notices.say(message));
+  const opened = await openRunResources(state, { models: metered, events: bus, store }, options, memory);
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
     await goOn(state, path, {
@@ -119,18 +117,6 @@ class HeldNotices {
     this.#held = undefined;
     for (const message of held) this.say(message);
   }
-}
-
-/** The run's long-term memory, unless it has none (--no-memory). */
-async function openRunMemory(state: RunState, models: ModelSet, notices: HeldNotices) {
-  if (state.memory === undefined) return undefined;
-  const { openMemory } = await import('../../autonomous/memory.js');
-  return openMemory({
-    workspace: state.workspace,
-    namespace: state.memory,
-    embedder: models.embedder,
-    onNotice: (message) => notices.say(message),
-  });
 }
 
 /** Runs the loop with its front end: the run view in a terminal, lines or JSON events otherwise. */
@@ -308,40 +294,6 @@ function budgetFrom(options: RunOptions): Budget {
     ...(options.maxCost !== undefined && { maxCostUsd: options.maxCost }),
     ...(options.maxTime !== undefined && { maxTimeMs: options.maxTime * 1000 }),
   };
-}
-
-/**
- * The run's workspace, sandbox and sub-agents (brought back with their conversations when resumed). A
- * sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's commands may.
- */
-async function openResources(
-  state: RunState,
-  world: { models: ModelSet; events: EventBus; store: Store },
-  options: RunOptions,
-  memory: LongTermMemory | undefined,
-): Promise<GoalResources> {
-  const goalLoop = {
-    workspace: state.workspace,
-    ...(options.allow && { allow: options.allow }),
-    ...(options.yes && { yes: true }),
-  };
-  const subAgents = subAgentsOf({ ...world, goalLoop, folder: state.workspace }, 0);
-  try {
-    return await openGoalResources({
-      workspace: state.workspace,
-      models: world.models,
-      events: world.events,
-      ...(subAgents && { subAgents }),
-      ...(memory && { memory }),
-      ...(options.allowWeb && { allowWeb: options.allowWeb }),
-      ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),
-      ...(state.agents !== undefined && { agents: state.agents }),
-    });
-  } catch (error) {
-    throw new InvalidFileError(
-      `cannot open the run's workspace ${state.workspace}: ${(error as Error).message}`,
-    );
-  }
 }
 
 function exitCodeOf(state: RunState, interrupted: boolean): number {
