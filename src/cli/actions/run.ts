@@ -12,14 +12,12 @@ import { EventBus } from '../../events.js';
 import type { LanguageModel } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
-import { printEvents } from '../chat-lines.js';
-import { printGoalLines, runSummary } from '../goal-lines.js';
+import { runInFront, type Front } from '../goal-front.js';
 import { askForGoals } from '../goal-setup.js';
 import { openRunMemory, openRunResources } from '../goal-run-parts.js';
-import { stopOnCtrlC } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
-import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
+import { shownPath as shown, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { agentNamespace, namespaceProblem } from '../../../memory/namespaces.js';
 
@@ -138,69 +136,48 @@ async function goOn(
   const allow = await allowedCommands(options.allow ?? [], workspace.root, registry.names(), (message) =>
     writeErr(`warning: ${message}\n`),
   );
-  const stopPrinting = options.json
-    ? printEvents(bus, (line) => writeOut(line))
-    : interactive
-      ? undefined
-      : printGoalLines(bus, (line) => writeOut(line));
-  writeErr(`[run] saving to ${shown(path)} after every step\n`);
-  const ui = interactive
-    ? (await import('../../tui/goal/index.js')).renderGoalUI({
-        bus,
-        state,
-        model: chatbot.modelName,
-        scripted: chatbot.answersFrom === 'rules',
-        savedTo: shown(path),
-      })
-    : undefined;
-  notices.release();
-  const loop = new GoalLoop({
+  const front = {
+    bus,
     state,
-    chatbot,
-    registry,
-    ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
-    resources: opened.resources,
-    resourceLines: opened.lines,
-    permissions: { yes: options.yes ?? false, allow },
-    ...(ui && { approver: ui.approver }),
-    rememberRule: async (command) => {
-      try {
-        await rememberAllowRule(workspace.root, [...allow], command);
-        ui?.notice(`${command} is now allowed in this workspace (kept in ${shown(allowRulesPath())})`);
-      } catch (error) {
-        // It is allowed for the rest of this run all the same.
-        ui?.notice(`${(error as Error).message}; ${command} is allowed for this run only`);
-      }
-    },
-    keptAt: { store, key: path },
-    events: bus,
+    model: chatbot,
+    keptIn: shown(path),
+    resume: `--resume ${shown(path)}`,
+    ...(options.json && { json: true }),
+    interactive,
+    listening: () => notices.release(),
+  };
+  await runInFront(front, (given) => {
+    const loop = new GoalLoop({
+      state,
+      chatbot,
+      registry,
+      ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
+      resources: opened.resources,
+      resourceLines: opened.lines,
+      permissions: { yes: options.yes ?? false, allow },
+      ...(given.approver && { approver: given.approver }),
+      rememberRule: (command) => rememberRule(workspace.root, allow, command, given),
+      keptAt: { store, key: path },
+      events: bus,
+    });
+    given.started(loop);
+    return loop.run(given.signal);
   });
-  // In the run view, Ctrl+C once asks before the next command and twice stops the run (saved at its last
-  // phase) and exits 130. Without the view there is nobody to ask, so the first press stops it.
-  const ctrlC = stopOnCtrlC({
-    first: ui
-      ? () => {
-          loop.interrupt();
-          ui.notice('Ctrl+C: the next command will be asked for; press Ctrl+C again to save and exit');
-        }
-      : undefined,
-    afterStop: 'wait',
-  });
+}
+
+/** Keeps an "always" answer for the workspace, and says so (or why it cannot) in the view. */
+export async function rememberRule(
+  workspace: string,
+  allow: ReadonlySet<string> | readonly string[],
+  command: string,
+  front: Pick<Front, 'notice'>,
+): Promise<void> {
   try {
-    const ended = await loop.run(ctrlC.signal);
-    // The view's last frame stays on screen; the summary comes after it, as in a pipe.
-    ui?.finish();
-    ui?.unmount();
-    if (!options.json) writeOut(`${runSummary(ended)}\n`);
-    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with --resume ${shown(path)}\n`);
-    process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
+    await rememberAllowRule(workspace, [...allow], command);
+    front.notice(`${command} is now allowed in this workspace (kept in ${shown(allowRulesPath())})`);
   } catch (error) {
-    writeErr(`[run] the run is saved; continue it with --resume ${shown(path)}\n`);
-    throw error;
-  } finally {
-    ctrlC.dispose();
-    ui?.unmount();
-    stopPrinting?.();
+    // It is allowed for the rest of this run all the same.
+    front.notice(`${(error as Error).message}; ${command} is allowed for this run only`);
   }
 }
 
@@ -294,10 +271,4 @@ function budgetFrom(options: RunOptions): Budget {
     ...(options.maxCost !== undefined && { maxCostUsd: options.maxCost }),
     ...(options.maxTime !== undefined && { maxTimeMs: options.maxTime * 1000 }),
   };
-}
-
-function exitCodeOf(state: RunState, interrupted: boolean): number {
-  if (interrupted) return 130;
-  const reason = state.ended?.reason;
-  return reason === 'task_complete' || reason === 'user' ? 0 : 1;
 }
