@@ -16,7 +16,7 @@
  * (or one machine). A run is not pinned to the worker that began it, since a pinned run would wait for
  * that one worker to come back when it dies.
  */
-import { DBOS } from '@dbos-inc/dbos-sdk';
+import { DBOS, type DBOSClient } from '@dbos-inc/dbos-sdk';
 import { allowedCommands } from '../autonomous/allow-rules.js';
 import { GoalLoop, type Approver } from '../autonomous/goal-loop.js';
 import type { RunState } from '../autonomous/run-state.js';
@@ -136,8 +136,10 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
   }
 }
 
+const WORKFLOW = 'goal.run';
+
 /** The goal-run workflow; registered at import, before DBOS launches. */
-export const goalRunWorkflow = DBOS.registerWorkflow(carryRun, { name: 'goal.run' });
+export const goalRunWorkflow = DBOS.registerWorkflow(carryRun, { name: WORKFLOW });
 
 /**
  * Starts the run `input` names as workflow `workflowID`: in this process at once, or on the `goals`
@@ -145,4 +147,33 @@ export const goalRunWorkflow = DBOS.registerWorkflow(carryRun, { name: 'goal.run
  */
 export function startGoalRun(input: GoalRunInput, workflowID: string, queue: boolean) {
   return DBOS.startWorkflow(goalRunWorkflow, { workflowID, ...(queue && { queueName: 'goals' }) })(input);
+}
+
+/**
+ * Puts the run `input` names on the `goals` queue as workflow `workflowID`, for the workers of
+ * meta-agent `version`, from a process that does not launch DBOS (`run --queue`, a script).
+ */
+export async function enqueueGoalRun(
+  client: DBOSClient,
+  input: GoalRunInput,
+  workflowID: string,
+  version: string,
+): Promise<void> {
+  await client.enqueue(
+    { queueName: 'goals', workflowName: WORKFLOW, workflowID, appVersion: version },
+    input,
+  );
+}
+
+/** Whether a process carries run `run` now, or it waits on the queue for one. */
+export async function carriedNow(lister: Pick<DBOSClient, 'listWorkflows'>, run: string): Promise<boolean> {
+  const live = await lister.listWorkflows({
+    workflowName: WORKFLOW,
+    workflow_id_prefix: goalRunId(run),
+    status: ['PENDING', 'ENQUEUED'],
+    limit: 1,
+    loadInput: false,
+    loadOutput: false,
+  });
+  return live.length > 0;
 }

@@ -14,6 +14,7 @@ import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
 import { runInFront, type Front } from '../goal-front.js';
 import { askForGoals } from '../goal-setup.js';
+import { databaseUrl } from '../database.js';
 import { openRunMemory, openRunResources } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
@@ -44,12 +45,27 @@ export interface RunOptions extends ModelOptionValues {
   json?: boolean;
   trace?: string;
   tui: boolean;
+  /** Keep the run in this PostgreSQL (else META_AGENT_DATABASE_URL, else a run file). */
+  database?: string;
+  /** With a database: hand the run to the workers instead of carrying it here. */
+  queue?: boolean;
 }
 
 /** Steps a new run may take unless --max-steps says otherwise. */
 export const DEFAULT_MAX_STEPS = 50;
 
 export async function runGoals(options: RunOptions): Promise<void> {
+  const url = databaseUrl(options.database);
+  if (url !== undefined) {
+    const { runDurably } = await import('./run-durable.js');
+    return runDurably(options, url);
+  }
+  if (options.queue)
+    throw new UserError(
+      '--queue hands the run to the workers of a database',
+      2,
+      'pass --database postgres://… (or set META_AGENT_DATABASE_URL)',
+    );
   const interactive =
     options.tui && !options.json && process.stdin.isTTY === true && process.stdout.isTTY === true;
   const bus = new EventBus();
@@ -187,19 +203,33 @@ async function resumeRun(
   file: string,
   options: RunOptions,
 ): Promise<{ state: RunState; path: string }> {
+  refuseNewRunFlags(options);
+  const state = await store.load(file);
+  state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
+  const dropped = await withoutUnsealedConsent(state);
+  if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
+  resumeWith(state, options, `the run in ${file}`);
+  return { state, path: resolve(file) };
+}
+
+/** `--resume` with new goals, a name or a role is refused: a resumed run keeps its own. */
+export function refuseNewRunFlags(options: RunOptions): void {
   if (options.goal || options.name || options.role)
     throw new UserError(
       '--resume continues a saved run with its own goals, name and role',
       2,
       'leave out --goal, --name and --role, or start a new run without --resume',
     );
-  const state = await store.load(file);
-  state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
-  const dropped = await withoutUnsealedConsent(state);
-  if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
+}
+
+/**
+ * The saved run `state` (`what` names it) with the limits, countdown and memory of this command line;
+ * a run that ended for a reason other than task_complete goes on from where it ended.
+ */
+export function resumeWith(state: RunState, options: RunOptions, what: string): void {
   if (state.ended?.reason === 'task_complete')
     throw new UserError(
-      `the run in ${file} is complete (task_complete: ${state.ended.detail})`,
+      `${what} is complete (task_complete: ${state.ended.detail})`,
       2,
       'start a new run with --goal',
     );
@@ -213,11 +243,10 @@ async function resumeRun(
     state.unusableStreak = 0;
     state.refusedStreak = 0;
   }
-  return { state, path: resolve(file) };
 }
 
 /** Goals from the flags must be one to five; without any, only a terminal can ask for them. */
-function checkGoals(goals: string[], interactive: boolean): void {
+export function checkGoals(goals: string[], interactive: boolean): void {
   if (goals.length === 0 && !interactive)
     throw new UserError('no goal given', 2, 'pass --goal "…" (up to 5), or run in a terminal to be asked');
   if (goals.length > 5)
@@ -225,7 +254,10 @@ function checkGoals(goals: string[], interactive: boolean): void {
 }
 
 /** A new run from the flags, or from the questions in a terminal, and the folder its file goes in. */
-async function newRun(store: GoalRunStore, options: RunOptions): Promise<{ state: RunState; path: string }> {
+export async function newRun(
+  store: GoalRunStore,
+  options: RunOptions,
+): Promise<{ state: RunState; path: string }> {
   const setup =
     options.goal && options.goal.length > 0
       ? { name: options.name ?? 'Agent', role: options.role ?? DEFAULT_ROLE, goals: options.goal }

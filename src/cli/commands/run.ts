@@ -6,7 +6,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import type { RunOptions } from '../actions/run.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, list, positiveInteger } from '../options.js';
+import { MODEL_OPTIONS_HELP, addDatabaseOption, addModelOptions, list, positiveInteger } from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -23,6 +23,9 @@ Examples:
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
   # continue a run that was stopped (Ctrl+C, a budget, kill -9)
   $ meta-agent run --resume workspace/.meta-agent/runs/Writer-1a2b3c.run.json --max-steps 60
+  # kept in PostgreSQL, handed to the workers; answer its questions from anywhere
+  $ meta-agent run --database postgres://… --goal "tidy notes/" -w /shared/ws --queue
+  $ meta-agent approve 1a2b3c4d5e6f y
 
 Approving: y runs the command, n stops the run, y -N runs this and the next N-1 without asking,
 a always allows this command in this workspace, and anything else is sent to the model as feedback.
@@ -42,6 +45,18 @@ step; a command with a side effect never runs twice, even after kill -9.
 Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before each call is sent;
 past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
 (three in a row); refused (nothing may run). Exit 0 for task_complete or n, 1 for the others.
+
+Database: with --database postgres://… (or META_AGENT_DATABASE_URL) the run is kept in PostgreSQL
+under its id instead of a run file, and carried as a durable workflow: by this process, with its view
+as usual (in a pipe, a command that needs an answer waits for \`meta-agent approve ID\`); if this process
+dies, a \`meta-agent worker\` carries it on from its last phase, never running a command with a side
+effect twice. --queue hands the run to the workers instead and prints its id. Continue a stopped run
+with --database … --resume ID. The workspace must be a folder every machine that carries runs reaches
+at the same path (a shared disk, or one machine): runs are not pinned to a worker, so that any worker
+can take one over when another dies. A worker carries META_AGENT_GOAL_CONCURRENCY runs at once (default
+4); META_AGENT_GOAL_RATE=N/SECONDS starts at most N queued runs in any SECONDS across all workers, for a
+model API's rate limit (default none); set both alike on every machine. Keys come from the environment
+of the process that carries the run.
 ${MODEL_OPTIONS_HELP}`;
 
 /** Registers `run`. */
@@ -57,7 +72,7 @@ export function register(program: Command): void {
     .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
     .option(
       '--resume <file>',
-      'continue the run saved in FILE, with its goals (and its workspace, unless -w)',
+      'continue the run saved in FILE (with --database: the run ID), with its goals (and its workspace, unless -w)',
     )
     .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
@@ -88,7 +103,9 @@ export function register(program: Command): void {
     )
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
-    .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)');
+    .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
+    .option('--queue', 'with --database: hand the run to the workers and print its id');
+  addDatabaseOption(command);
   addModelOptions(command)
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
