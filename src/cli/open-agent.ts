@@ -33,10 +33,13 @@ export interface RunSetup {
   /** Lend code nodes the `self` API; default: the graph's `config.selfReferential`. */
   selfReferential?: boolean;
   /**
-   * A state file to resume when it exists (see store/conversation-journal.ts). When the agent had
-   * edited its graph, the graph saved there is the one run.
+   * The key of a conversation to resume when the store holds it (for the files, a state file's path: see
+   * store/conversation-journal.ts). When the agent had edited its graph, the graph saved there is the one
+   * run.
    */
   statePath?: string;
+  /** Where the conversation and nested goal runs are kept (see store-for.ts); default: the files. */
+  store?: Store;
   /** What `goal_loop` nodes may do (--workspace, --allow, --yes, --goal-max-steps); default: nothing unasked. */
   goalLoop?: GoalLoopOptionValues;
   /**
@@ -74,7 +77,7 @@ export async function openAgent(
 ): Promise<OpenedAgent> {
   const file = withOverrides((await openGraph(path)).file, setup.overrides ?? {});
   const { statePath } = setup;
-  const store = fileStore();
+  const store = setup.store ?? fileStore();
   const saved = statePath === undefined ? undefined : await store.conversations.load(statePath);
   // A conversation whose agent edited its graph stays in the mode, so its edits keep being saved.
   const selfReferential = setup.selfReferential || saved?.graph !== undefined;

@@ -33,6 +33,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     password: 'postgres',
     port,
     persistent: false,
+    // As root the server runs as `postgres`: a fresh machine may not have that user yet.
+    createPostgresUser: true,
     // Many test files, each with pools, workers and servers of its own.
     postgresFlags: ['-c', 'max_connections=400', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
     onLog: () => {},

@@ -5,6 +5,7 @@ import { chatInLines, printEvents } from '../chat-lines.js';
 import { Conversation } from '../../engine/conversation.js';
 import { printCodeLogs } from '../code-logs.js';
 import { openAgent, type OpenedAgent } from '../open-agent.js';
+import { openStore } from '../store-for.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { writeOut, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
@@ -19,38 +20,47 @@ export interface ChatOptions extends ModelOptionValues, GoalLoopOptionValues {
   agentName?: string;
   userName?: string;
   selfReferential?: boolean;
+  database?: string;
 }
 
 /** Opens the graph at `path` and holds the conversation, in the terminal UI or line by line. */
 export async function runChat(path: string, options: ChatOptions): Promise<void> {
-  const agent = await openAgent(path, options, {
-    overrides: { startNode: options.start, agentName: options.agentName, userName: options.userName },
-    selfReferential: options.selfReferential,
-    statePath: options.state,
-    goalLoop: options,
-    terminalUi: usesTerminalUi(options),
-  });
+  const opened = await openStore(options.database);
   try {
-    const session = openSession(agent, options);
-    const stopTrace = options.trace === undefined ? undefined : traceTo(agent.bus, options.trace);
+    const agent = await openAgent(path, options, {
+      overrides: { startNode: options.start, agentName: options.agentName, userName: options.userName },
+      selfReferential: options.selfReferential,
+      statePath: options.state,
+      store: opened.store,
+      goalLoop: options,
+      terminalUi: usesTerminalUi(options),
+    });
     try {
-      await converse(agent, session, options);
+      const session = openSession(agent, options, opened.inDatabase);
+      const stopTrace = options.trace === undefined ? undefined : traceTo(agent.bus, options.trace);
+      try {
+        await converse(agent, session, options);
+      } finally {
+        stopTrace?.();
+      }
     } finally {
-      stopTrace?.();
+      agent.interpreter.dispose();
     }
   } finally {
-    agent.interpreter.dispose();
+    await opened.close();
   }
 }
 
-/** The session, resumed from --state when that file exists. */
-function openSession(agent: OpenedAgent, options: ChatOptions): Conversation {
+/** The session, resumed from --state when the store holds it. */
+function openSession(agent: OpenedAgent, options: ChatOptions, inDatabase: boolean): Conversation {
   const saved = agent.saved;
   if (saved?.ended)
     throw new UserError(
-      `the conversation saved in ${options.state} has ended (a quit transition was taken)`,
+      `the conversation saved in ${inDatabase ? `the database as "${options.state}"` : options.state} has ended (a quit transition was taken)`,
       2,
-      `delete ${options.state} to start over, or pass another --state file`,
+      inDatabase
+        ? 'pass another --state name to start a new conversation'
+        : `delete ${options.state} to start over, or pass another --state file`,
     );
   if (saved && saved.current !== undefined && options.start !== undefined)
     writeErr(`warning: --start is ignored: the conversation in ${options.state} is under way\n`);

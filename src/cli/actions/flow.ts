@@ -1,10 +1,11 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
 import { EventBus } from '../../events.js';
 import { openFlow } from '../../flow/load.js';
+import type { FlowRunStore } from '../../flow/flow-run-store.js';
 import { newFlowRunState } from '../../flow/run-state.js';
+import type { FlowFile } from '../../flow/schema.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
 import { UsageMeter } from '../../llm/usage.js';
-import { fileStore } from '../../store/files.js';
 import { printEvents } from '../chat-lines.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { stopOnCtrlC } from '../interrupt.js';
@@ -12,6 +13,7 @@ import { formatFinding } from '../load-graph.js';
 import { modelsForFile } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
+import { openStore } from '../store-for.js';
 import { traceTo } from '../trace-option.js';
 
 /** `flow run`'s options as commander parses them. */
@@ -22,13 +24,28 @@ export interface FlowRunOptions extends ModelOptionValues {
   json?: boolean;
   trace?: string;
   tui: boolean;
+  database?: string;
 }
 
 /** Runs one pass of the flow at `path` and prints its answers. */
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
   const { flow, warnings } = await openFlow(path);
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-  const { flowRuns } = fileStore();
+  const opened = await openStore(options.database);
+  try {
+    await runPass(path, flow, opened.store.flowRuns, options);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Runs the pass of `flow` kept (with --state) in `flowRuns`, prints what it answered and sets the exit code. */
+async function runPass(
+  path: string,
+  flow: FlowFile,
+  flowRuns: FlowRunStore,
+  options: FlowRunOptions,
+): Promise<void> {
   const saved = options.state === undefined ? undefined : await flowRuns.load(options.state, flow);
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();

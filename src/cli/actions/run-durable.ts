@@ -8,6 +8,7 @@
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { workspaceFolder } from '../../autonomous/run-file.js';
 import type { RunState } from '../../autonomous/run-state.js';
 import { launchDurable } from '../../durable/runtime.js';
 import { UserError } from '../../errors.js';
@@ -167,15 +168,10 @@ async function resumeKept(
   options: RunOptions,
 ): Promise<{ state: RunState; path: string }> {
   refuseNewRunFlags(options);
-  if (options.workspace !== undefined)
-    throw new UserError(
-      'a run kept in the database keeps its workspace',
-      2,
-      'leave out --workspace: every process that carries the run uses the folder it started in',
-    );
-  // A run in the database needs no seal on its consent, as a run file does: whoever can write there
-  // can start runs with any consent already.
+  // A run in the database needs no seal on its consent, nor its workspace checked against where it is
+  // kept, as a run file does: the database is the user's, not a file someone sent.
   const state = await store.goalRuns.load(key);
+  state.workspace = await workspaceFolder(resolve(options.workspace ?? state.workspace));
   resumeWith(state, options, `run ${key}`);
   return { state, path: key };
 }

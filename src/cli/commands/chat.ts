@@ -7,9 +7,11 @@
 import type { Command } from 'commander';
 import type { ChatOptions } from '../actions/chat.js';
 import {
+  DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
   SANDBOX_LIMITS_HELP,
+  addDatabaseOption,
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
@@ -41,9 +43,11 @@ sees the last exchange, temperature 0.7); export it with --format json to change
 --state FILE is read when it exists (it must belong to the same graph) and saved after every reply,
 before the reply is shown, so a failed or interrupted run keeps every reply you saw. In the terminal UI,
 q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
+With a database, --state NAME names the conversation there: any machine on that database continues it.
 ${GOAL_LOOP_OPTIONS_HELP}
 ${SANDBOX_LIMITS_HELP}
-${MODEL_OPTIONS_HELP}`;
+${MODEL_OPTIONS_HELP}
+${DATABASE_OPTION_HELP}`;
 
 /** Registers `chat`. */
 export function register(program: Command): void {
@@ -51,17 +55,23 @@ export function register(program: Command): void {
     .command('chat')
     .description('talk to an agent graph (terminal UI in a terminal, one line per reply in a pipe)')
     .argument('<graph>', 'graph file: NAME.autogram.json or an AutoGRAMS .csv spreadsheet')
-    .option('--state <file>', 'resume the conversation saved in FILE, and save it there after every reply')
+    .option(
+      '--state <file>',
+      'resume the conversation saved in FILE (a name, with --database), and save it there after every reply',
+    )
     .option('--json', 'write the event stream to stdout as JSON lines instead of the replies')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'read replies line by line even in a terminal')
     .option('--start <node>', 'start at NODE instead of the graph’s start node (new conversations only)')
     .option('--agent-name <name>', 'the agent’s name in prompts (overrides config.agentName)')
     .option('--user-name <name>', 'the user’s name in prompts (overrides config.userName)');
-  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command)))
+  addDatabaseOption(addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command))))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: ChatOptions) => {
-      await restartIfGraphRunsCode(path, options.state);
+      // In a database --state is a name, not a file to look into.
+      const { databaseUrl } = await import('../database.js');
+      const inDatabase = databaseUrl(options.database) !== undefined;
+      await restartIfGraphRunsCode(path, inDatabase ? undefined : options.state);
       const { runChat } = await import('../actions/chat.js');
       await runChat(path, options);
     });

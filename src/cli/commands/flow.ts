@@ -6,7 +6,14 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { FlowRunOptions } from '../actions/flow.js';
-import { MODEL_OPTIONS_HELP, SANDBOX_LIMITS_HELP, addModelOptions, positiveInteger } from '../options.js';
+import {
+  DATABASE_OPTION_HELP,
+  MODEL_OPTIONS_HELP,
+  SANDBOX_LIMITS_HELP,
+  addDatabaseOption,
+  addModelOptions,
+  positiveInteger,
+} from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -32,7 +39,8 @@ node's last output for the next one (a node an after-query step skips reuses its
 Exit code: 0 when every node has an output, 1 when one failed (and those after it were skipped), 2 for
 a bad flow file, input or state file, 130 after Ctrl+C.
 ${SANDBOX_LIMITS_HELP}
-${MODEL_OPTIONS_HELP}`;
+${MODEL_OPTIONS_HELP}
+${DATABASE_OPTION_HELP}`;
 
 /** Registers `flow` and its subcommand `run`. */
 export function register(program: Command): void {
@@ -49,11 +57,14 @@ export function register(program: Command): void {
       'how many nodes are asked at once (default: the flow’s, else 4; 1 = one by one)',
       positiveInteger,
     )
-    .option('--state <file>', 'save the run to FILE after every step, and go on from it when it exists')
+    .option(
+      '--state <file>',
+      'save the run to FILE (a name, with --database) after every step, and go on from it when it exists',
+    )
     .option('--json', 'write the event stream to stdout as JSON lines, then the report')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'print one line per event even in a terminal');
-  addModelOptions(run)
+  addDatabaseOption(addModelOptions(run))
     .addHelpText('after', EXAMPLES)
     .action(async (file: string, options: FlowRunOptions) => {
       const { restartIfFlowRunsCode } = await import('../sandbox-process.js');

@@ -6,7 +6,14 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
 import type { RunOptions } from '../actions/run.js';
-import { MODEL_OPTIONS_HELP, addDatabaseOption, addModelOptions, list, positiveInteger } from '../options.js';
+import {
+  DATABASE_OPTION_HELP,
+  MODEL_OPTIONS_HELP,
+  addDatabaseOption,
+  addModelOptions,
+  list,
+  positiveInteger,
+} from '../options.js';
 import { restartForSandbox } from '../sandbox-process.js';
 
 const EXAMPLES = `
@@ -57,7 +64,8 @@ can take one over when another dies. A worker carries META_AGENT_GOAL_CONCURRENC
 4); META_AGENT_GOAL_RATE=N/SECONDS starts at most N queued runs in any SECONDS across all workers, for a
 model API's rate limit (default none); set both alike on every machine. Keys come from the environment
 of the process that carries the run.
-${MODEL_OPTIONS_HELP}`;
+${MODEL_OPTIONS_HELP}
+${DATABASE_OPTION_HELP}`;
 
 /** Registers `run`. */
 export function register(program: Command): void {
@@ -72,7 +80,7 @@ export function register(program: Command): void {
     .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
     .option(
       '--resume <file>',
-      'continue the run saved in FILE (with --database: the run ID), with its goals (and its workspace, unless -w)',
+      'continue the run saved in FILE (its key, with --database), with its goals (and its workspace, unless -w)',
     )
     .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
@@ -105,8 +113,7 @@ export function register(program: Command): void {
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
     .option('--queue', 'with --database: hand the run to the workers and print its id');
-  addDatabaseOption(command);
-  addModelOptions(command)
+  addDatabaseOption(addModelOptions(command))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
       // evaluate_code and sub-agents run code in the sandbox.

@@ -1,0 +1,95 @@
+/**
+ * The store in PostgreSQL, for work shared by several processes or machines (`--database`, or
+ * META_AGENT_DATABASE_URL): the four parts on tables of the schema `meta_agent`, made and migrated on
+ * first use (the part `store`). Keys are names the user chooses (`chat --state NAME`, a run's id, a
+ * flow run's name), not paths. The keys are unique as in-memory.ts makes them, here by unique indexes:
+ * a turn, a goal step's result and a flow node's committed result are each recorded once, and a
+ * different value under a held key is a DuplicateWrite; a goal step's `running` phase is a claim of
+ * this store's `claimant`. What is read back is checked as a file would be (a row is untrusted input).
+ *
+ * The SQL of each part is a set of functions over a Queryable, in the sibling modules, so a caller can
+ * put several writes in one transaction (inTransaction): serve saves a turn's state
+ * (recordConversationState), its catalog entry (putCatalogEntry) and the reply it served together.
+ */
+import type { ConversationState } from '../engine/state.js';
+import type { Database } from '../postgres/database.js';
+import { catalogInDatabase } from './postgres-catalog.js';
+import { loadConversationState, recordConversationState } from './postgres-conversations.js';
+import { loadFlowRunState, saveFlowRunState } from './postgres-flow-runs.js';
+import { createGoalRun, loadGoalRun, saveGoalRun } from './postgres-goal-runs.js';
+import { inTransaction, migrateStore } from './postgres-sql.js';
+import type { Store } from './store.js';
+
+export { putCatalogEntry, catalogInDatabase } from './postgres-catalog.js';
+export {
+  conversationSource,
+  loadConversationState,
+  recordConversationState,
+} from './postgres-conversations.js';
+export { loadFlowRunState, saveFlowRunState } from './postgres-flow-runs.js';
+export { ClaimHeld, claimStep, createGoalRun, loadGoalRun, saveGoalRun } from './postgres-goal-runs.js';
+export { inTransaction, migrateStore, STORE_MIGRATIONS, type Queryable } from './postgres-sql.js';
+
+export interface PostgresStoreOptions {
+  /** Who this store claims goal steps as: one id per process (two stores with one claimant are one). */
+  claimant: string;
+}
+
+/** States this process loaded or saved last, kept to make a turn's row hold only what a reply changed. */
+const REMEMBERED = 1000;
+
+/**
+ * The store on `db`. Its tables are made or migrated before its first query (openStore does it at once,
+ * so a problem shows before any work). The conversations it loads are read from the database every time
+ * (another process may have moved them on).
+ */
+export function postgresStore(db: Database, options: PostgresStoreOptions): Store {
+  const { pool } = db;
+  let migrated: Promise<void> | undefined;
+  const ready = () => (migrated ??= migrateStore(db));
+  const remembered = new Map<string, ConversationState>();
+  const remember = (key: string, state: ConversationState) => {
+    remembered.delete(key);
+    remembered.set(key, state);
+    if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value!);
+  };
+  const catalog = catalogInDatabase(pool);
+  return {
+    conversations: {
+      load: async (key) => {
+        await ready();
+        const state = await loadConversationState(pool, key);
+        if (state) remember(key, state);
+        return state;
+      },
+      save: async (key, state) => {
+        await ready();
+        await inTransaction(pool, (client) =>
+          recordConversationState(client, key, state, remembered.get(key)),
+        );
+        remember(key, state);
+      },
+    },
+    goalRuns: {
+      create: async (state) => (await ready(), createGoalRun(pool, state)),
+      load: async (key) => (await ready(), loadGoalRun(pool, key)),
+      save: async (key, state) => {
+        await ready();
+        await inTransaction(pool, (client) => saveGoalRun(client, key, state, options.claimant));
+      },
+    },
+    flowRuns: {
+      load: async (key, flow) => (await ready(), loadFlowRunState(pool, key, flow)),
+      save: async (key, state) => {
+        await ready();
+        await inTransaction(pool, (client) => saveFlowRunState(client, key, state));
+      },
+    },
+    catalog: {
+      get: async (id) => (await ready(), catalog.get(id)),
+      put: async (entry) => (await ready(), catalog.put(entry)),
+      list: async (owner) => (await ready(), catalog.list(owner)),
+      byHistory: async (owner, history) => (await ready(), catalog.byHistory(owner, history)),
+    },
+  };
+}

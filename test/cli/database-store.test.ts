@@ -1,0 +1,114 @@
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+import { freshDatabase } from '../support/postgres.js';
+
+// The commands that keep their work in the store, pointed at PostgreSQL: what a user sees is the same
+// as with files, and nothing is written beside the command.
+
+const root = new URL('../../', import.meta.url).pathname;
+const GREETER = join(root, 'test/fixtures/cli/greeter.autogram.json');
+const FLOW = join(root, 'examples/plan-task.flow.json');
+const FLOW_SCRIPT = join(root, 'examples/plan-task.script.json');
+
+let url: string;
+let dir: string;
+let cwd: string;
+let script: string;
+
+beforeAll(async () => {
+  url = await freshDatabase();
+  dir = await mkdtemp(join(tmpdir(), 'meta-agent-db-cli-'));
+  cwd = join(dir, 'work');
+  await writeFile(
+    (script = join(dir, 'greeter.script.json')),
+    JSON.stringify({
+      rules: [
+        { role: 'classifier', reply: 'A' },
+        // The first rule whose text the prompt holds answers, and a prompt holds the earlier instructions.
+        { role: 'chatbot', match: 'glad to hear it', reply: 'Glad to hear it. Goodbye!' },
+        { role: 'chatbot', match: 'how they feel', reply: 'How are you today, Ann?' },
+        { role: 'chatbot', match: 'ask for their name', reply: 'Hello! What is your name?' },
+      ],
+    }),
+  );
+  await mkdir(cwd);
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const scripted = ['--provider', 'scripted', '--script'];
+
+describe('chat --state NAME in PostgreSQL', () => {
+  it('continues the conversation in a second process, and refuses to go on once it ended', async () => {
+    const first = await runCli(['chat', GREETER, '--state', 'ann', ...scripted, script, '--database', url], {
+      input: 'I am Ann\n',
+      cwd,
+    });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
+    // The variable names the same database as the flag did.
+    const second = await runCli(['chat', GREETER, '--state', 'ann', ...scripted, script], {
+      input: 'Great, thanks\n',
+      cwd,
+      env: { META_AGENT_DATABASE_URL: url },
+    });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe('Glad to hear it. Goodbye!\n');
+    const after = await runCli(['chat', GREETER, '--state', 'ann', ...scripted, script, '--database', url], {
+      input: 'hello?\n',
+      cwd,
+    });
+    expect(after.code).toBe(2);
+    expect(after.stderr).toContain('error: the conversation saved in the database as "ann" has ended');
+    expect(await readdir(cwd)).toEqual([]);
+  });
+
+  it('starts a new conversation under another name', async () => {
+    const bob = await runCli(['chat', GREETER, '--state', 'bob', ...scripted, script, '--database', url], {
+      input: 'I am Bob\n',
+      cwd,
+    });
+    expect(bob.code).toBe(0);
+    expect(bob.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
+  });
+});
+
+describe('flow run --state NAME in PostgreSQL', () => {
+  it('keeps the run under its name: the next command starts the next pass', async () => {
+    const args = ['flow', 'run', FLOW, '--state', 'plan', ...scripted, FLOW_SCRIPT, '--database', url];
+    const first = await runCli([...args, '--input', 'task=move a small office'], { cwd });
+    expect(first.code).toBe(0);
+    const second = await runCli(args, { cwd });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(/pass 2/);
+    expect(await readdir(cwd)).toEqual([]);
+  });
+});
+
+describe('a database that cannot be used', () => {
+  it('refuses a URL that is not a postgres one in one line, exit 2, before anything runs', async () => {
+    const result = await runCli(['chat', GREETER, '--state', 'x', '--database', 'mysql://me@host/db'], {
+      cwd,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('error: the database URL must start with postgres://, not mysql://\n');
+  });
+
+  it('says a server that does not answer is unreachable, exit 1, never showing the password', async () => {
+    const result = await runCli(['chat', GREETER, '--state', 'x'], {
+      cwd,
+      env: { META_AGENT_DATABASE_URL: 'postgres://me:secret@127.0.0.1:9/db' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: cannot use the database at postgres:\/\/me:\*\*\*@127\.0\.0\.1:9\/db: /,
+    );
+    expect(result.stderr).not.toContain('secret');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
