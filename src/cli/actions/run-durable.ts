@@ -30,7 +30,14 @@ import { CLAIMANT, openStore } from '../store-for.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { version } from '../version.js';
-import { checkGoals, newRun, refuseNewRunFlags, rememberRule, resumeWith, type RunOptions } from './run.js';
+import {
+  checkGoals,
+  newRun,
+  refuseNewRunFlags,
+  rememberRule,
+  resumeWith,
+  type RunOptions,
+} from '../run-setup.js';
 
 export async function runDurably(options: RunOptions, url: string): Promise<void> {
   const interactive =

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import type { RunOptions } from '../actions/run.js';
+import type { RunOptions } from '../run-setup.js';
 import {
   DATABASE_OPTION_HELP,
   MODEL_OPTIONS_HELP,
