@@ -48,6 +48,7 @@ export class NoAnswer extends Error {}
 export class DurableApprover implements Approver {
   readonly #run: string;
   #open: ApprovalRequest | undefined;
+  readonly #stopper = new AbortController();
 
   constructor(run: string) {
     this.#run = run;
@@ -58,8 +59,14 @@ export class DurableApprover implements Approver {
     return this.#open;
   }
 
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<Approval> {
+  /** Withdraws the open question, and any later one, with `reason` (a server that stops). */
+  stop(reason: Error): void {
+    this.#stopper.abort(reason);
+  }
+
+  async ask(request: ApprovalRequest, given: AbortSignal): Promise<Approval> {
     const id = questionId(this.#run, request.step);
+    const signal = AbortSignal.any([given, this.#stopper.signal]);
     signal.throwIfAborted();
     const handle = await outsideWorkflows(() => openQuestion(id));
     this.#open = request;
