@@ -2,16 +2,23 @@
  * `meta-agent run --database`: the run kept in PostgreSQL and carried as a durable workflow by the CLI
  * itself; in a pipe, a command that needs an answer waits for `meta-agent approve` from another process.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { goalRunId } from '../../src/cli/goal-run-workflow.js';
 import { openDatabase, type Database } from '../../src/postgres/database.js';
 import { postgresStore } from '../../src/store/postgres.js';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { freshDatabase } from '../support/postgres.js';
 import { startReplayServer } from '../support/replay-server.js';
 import { runCli, spawnCli, type CliResult } from '../support/run-cli.js';
+import { TS_CHILD_ARGS } from '../support/ts-child.js';
+
+const WORKER = fileURLToPath(new URL('../support/goal-worker.ts', import.meta.url));
 
 let url: string;
 let db: Database;
@@ -116,6 +123,36 @@ describe('run --database', () => {
       kind: 'refused',
       message: 'The user did not run append_to_file and says: not now, write three',
     });
+  });
+
+  it('hands the run to a worker with --queue, printing its id for approve', async () => {
+    const worker = spawn(process.execPath, [...TS_CHILD_ARGS, WORKER, url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      await new Promise<void>((resolve) =>
+        worker.stdout.setEncoding('utf8').on('data', (chunk: string) => chunk.includes('ready') && resolve()),
+      );
+      const workspace = await mkdtemp(join(tmpdir(), 'run-db-'));
+      const queued = await runCli(runArgs(workspace, '--queue'), { env: env() });
+      expect(queued.code).toBe(0);
+      const id = queued.stdout.trim();
+      expect(queued.stderr).toContain(`meta-agent approve ${id}`);
+      for (let step = 1; step <= 3; step++)
+        expect((await approve(id, 'y')).stdout).toBe(`answered step ${step} of run ${id}: y\n`);
+      const client = await DBOSClient.create({ systemDatabaseUrl: url });
+      try {
+        expect(await client.retrieveWorkflow(goalRunId(id)).getResult()).toEqual({
+          reason: 'task_complete',
+          detail: 'the lines are written',
+        });
+      } finally {
+        await client.destroy();
+      }
+      expect(await readFile(join(workspace, 'log.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
+    } finally {
+      worker.kill('SIGKILL');
+    }
   });
 
   it('says in one line that a run does not exist (exit 2)', async () => {
