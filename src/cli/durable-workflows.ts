@@ -9,13 +9,20 @@ import { hostFlowPasses } from '../durable/flow-pass.js';
 import { launchDurable, type Durable } from '../durable/runtime.js';
 import type { Database } from '../postgres/database.js';
 import { migrateStore, postgresStore } from '../store/postgres.js';
+import type { Store } from '../store/store.js';
 import { flowPassHost } from './flow-pass-host.js';
+import { hostGoalRuns } from './goal-run-workflow.js';
 import { CLAIMANT } from './store-for.js';
 import { version } from './version.js';
 
 /** Imports every module that registers durable workflows. */
 export async function loadDurableWorkflows(): Promise<void> {
-  await Promise.all([import('../durable/flow-pass.js'), import('./simulation-workflow.js')]);
+  await Promise.all([
+    import('../durable/flow-pass.js'),
+    import('./simulation-workflow.js'),
+    import('./goal-run-workflow.js'),
+    import('../durable/approvals.js'),
+  ]);
 }
 
 export interface StartDurableOptions {
@@ -26,16 +33,20 @@ export interface StartDurableOptions {
   executorId?: string;
   /** The queues this process takes work from; default all. */
   listen?: readonly string[];
+  /** The store on `db` the workflows keep their work in; default one of this process's own. */
+  store?: Store;
   onProblem(message: string): void;
 }
 
 /**
- * Loads every workflow and lends it what it needs (a flow pass: the store on the same database), then
- * launches the durable runtime under meta-agent's version.
+ * Loads every workflow and lends it what it needs (the store on the same database), then launches the
+ * durable runtime under meta-agent's version.
  */
 export async function startDurable(options: StartDurableOptions): Promise<Durable> {
   await loadDurableWorkflows();
   await migrateStore(options.db);
-  hostFlowPasses(flowPassHost(postgresStore(options.db, { claimant: CLAIMANT })));
+  const store = options.store ?? postgresStore(options.db, { claimant: CLAIMANT });
+  hostFlowPasses(flowPassHost(store));
+  hostGoalRuns({ store, onProblem: options.onProblem });
   return launchDurable({ ...options, version: version() });
 }

@@ -23,6 +23,13 @@ export const DEFAULT_SIMULATION_CONCURRENCY = 8;
  */
 export const DEFAULT_SIMULATION_RATE = '30/60';
 
+/** Goal runs one process carries at once, unless META_AGENT_GOAL_CONCURRENCY says otherwise. */
+export const DEFAULT_GOAL_CONCURRENCY = 4;
+
+/** The variables that set the `goals` queue's limits (documented in `meta-agent run --help`). */
+export const GOAL_CONCURRENCY_ENV = 'META_AGENT_GOAL_CONCURRENCY';
+export const GOAL_RATE_ENV = 'META_AGENT_GOAL_RATE';
+
 export const QUEUES = {
   /** A conversation's turns, one at a time per conversation (the partition is the conversation). */
   turns: { partitionConcurrency: 1, workerConcurrency: 16, minPollingIntervalMs: 50 },
@@ -31,6 +38,11 @@ export const QUEUES = {
    * model's API allows, taken by the command's own process and by every `meta-agent worker`.
    */
   simulations: simulationQueue(process.env),
+  /**
+   * Goal runs handed to workers (`meta-agent run --queue`): a few per process, since each holds a
+   * model conversation and a workspace, and started no faster than the model's API allows.
+   */
+  goals: goalQueue(process.env),
 } satisfies Record<string, QueueParameters>;
 
 export type QueueName = keyof typeof QUEUES;
@@ -51,6 +63,23 @@ export function simulationQueue(env: NodeJS.ProcessEnv): QueueParameters {
   };
 }
 
+/**
+ * The `goals` queue's limits from the environment: META_AGENT_GOAL_CONCURRENCY runs per process
+ * (default 4), and META_AGENT_GOAL_RATE `N/SECONDS`, at most N runs started in any SECONDS across every
+ * process (default none), for a model API that limits requests per minute.
+ */
+export function goalQueue(env: NodeJS.ProcessEnv): QueueParameters {
+  const concurrency = env[GOAL_CONCURRENCY_ENV];
+  const rate = env[GOAL_RATE_ENV];
+  return {
+    workerConcurrency: concurrency
+      ? wholeNumber(GOAL_CONCURRENCY_ENV, concurrency)
+      : DEFAULT_GOAL_CONCURRENCY,
+    minPollingIntervalMs: 200,
+    ...(rate && { rateLimit: rateOf(GOAL_RATE_ENV, rate) }),
+  };
+}
+
 /** `N/SECONDS` as a DBOS rate limit, or a UserError naming the variable. */
 function rateOf(name: string, text: string): NonNullable<QueueParameters['rateLimit']> {
   const match = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
@@ -59,7 +88,7 @@ function rateOf(name: string, text: string): NonNullable<QueueParameters['rateLi
     throw new UserError(
       `${name} must be N/SECONDS (at most N started in any SECONDS), not ${JSON.stringify(text)}`,
       2,
-      `e.g. ${name}=${DEFAULT_SIMULATION_RATE}`,
+      `e.g. ${name}=60/60 for 60 a minute`,
     );
   return { limitPerPeriod, periodSec };
 }

@@ -24,6 +24,8 @@ export interface ServeSetup extends AppSetup {
   goalLoop: GoalLoopPermissions;
   /** The models of goal runs started over HTTP. */
   models: ModelSet;
+  /** DBOS is launched in this process: goal runs ask through DBOS messages (ServeContext.durable). */
+  durable?: boolean;
   limits: ServeLimits & { maxWaiting: number; idleMs: number };
   host: string;
   port: number;
@@ -59,6 +61,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     store: setup.store,
     goalLoop: setup.goalLoop,
     models: setup.models,
+    ...(setup.durable && { durable: true }),
     flowRunKey: setup.flowRunKey,
     limits: setup.limits,
     closing,

@@ -6,6 +6,7 @@
  * once recorded, is never replaced by a different one (DuplicateWrite).
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.js';
 import { loadedRunState } from '../autonomous/run-state.js';
 import { parseState, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
@@ -39,7 +40,7 @@ export function inMemoryStore(): InMemoryStore {
     const recorded: string[] = [];
     for (const [name, item] of keyed) {
       const id = `${part} ${key} ${name}`;
-      const digest = createHash('sha256').update(JSON.stringify(item)).digest('hex');
+      const digest = createHash('sha256').update(canonicalJson(item)).digest('hex');
       const held = unique.get(id);
       if (held === undefined) {
         unique.set(id, digest);

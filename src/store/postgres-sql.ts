@@ -6,6 +6,7 @@
  * decides, without a read-then-write race, whether a write is new, a harmless repeat or a DuplicateWrite.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.js';
 import type pg from 'pg';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
 import { DuplicateWrite } from './in-memory.js';
@@ -106,9 +107,12 @@ export async function inTransaction<T>(
   }
 }
 
-/** The digest a unique key keeps of the value recorded under it. */
+/**
+ * The digest a unique key keeps of the value recorded under it, whatever the order of its keys: a
+ * value read back (checked by a schema, which orders the keys its own way) and saved again is the same.
+ */
 export function digestOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
 /** One unique key of a write: its columns' values beyond the part's key, a name for messages, its value. */
