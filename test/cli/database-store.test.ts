@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/postgres/database.js';
+import { STORE_MIGRATIONS } from '../../src/store/postgres.js';
 import { runCli } from '../support/run-cli.js';
 import { freshDatabase } from '../support/postgres.js';
 
@@ -75,6 +77,33 @@ describe('chat --state NAME in PostgreSQL', () => {
     });
     expect(bob.code).toBe(0);
     expect(bob.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
+  });
+});
+
+describe('the first use of a database', () => {
+  it('makes the tables once when two processes start on it together', async () => {
+    const empty = await freshDatabase();
+    const [ann, bob] = await Promise.all(
+      ['ann', 'bob'].map((name) =>
+        runCli(['chat', GREETER, '--state', name, ...scripted, script, '--database', empty], {
+          input: `I am ${name}\n`,
+          cwd,
+        }),
+      ),
+    );
+    for (const result of [ann!, bob!]) {
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
+    }
+    const db = await openDatabase(empty);
+    try {
+      const { rows } = await db.pool.query(`select part, version from meta_agent.migrations`);
+      expect(rows).toEqual([{ part: 'store', version: STORE_MIGRATIONS.length }]);
+      const keys = await db.pool.query(`select key from meta_agent.conversations order by key`);
+      expect(keys.rows).toEqual([{ key: 'ann' }, { key: 'bob' }]);
+    } finally {
+      await db.close();
+    }
   });
 });
 
