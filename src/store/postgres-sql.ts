@@ -5,9 +5,9 @@
  * of the value first recorded under it; `insert … on conflict do nothing` then a read of the digest
  * decides, without a read-then-write race, whether a write is new, a harmless repeat or a DuplicateWrite.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
+import { digestOf } from './digest.js';
 import { DuplicateWrite } from './in-memory.js';
 
 /**
@@ -104,11 +104,6 @@ export async function inTransaction<T>(
   } finally {
     client.release();
   }
-}
-
-/** The digest a unique key keeps of the value recorded under it. */
-export function digestOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
 }
 
 /** One unique key of a write: its columns' values beyond the part's key, a name for messages, its value. */

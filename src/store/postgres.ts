@@ -54,6 +54,8 @@ export function postgresStore(db: Database, options: PostgresStoreOptions): Stor
     if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value!);
   };
   const catalog = catalogInDatabase(pool);
+  /** The step each run this store loaded was running already (see saveGoalRun). */
+  const inherited = new Map<string, number>();
   return {
     conversations: {
       load: async (key) => {
@@ -72,10 +74,18 @@ export function postgresStore(db: Database, options: PostgresStoreOptions): Stor
     },
     goalRuns: {
       create: async (state) => (await ready(), createGoalRun(pool, state)),
-      load: async (key) => (await ready(), loadGoalRun(pool, key)),
+      load: async (key) => {
+        await ready();
+        const state = await loadGoalRun(pool, key);
+        if (state.pending?.phase === 'running') inherited.set(key, state.pending.step);
+        else inherited.delete(key);
+        return state;
+      },
       save: async (key, state) => {
         await ready();
-        await inTransaction(pool, (client) => saveGoalRun(client, key, state, options.claimant));
+        await inTransaction(pool, (client) =>
+          saveGoalRun(client, key, state, options.claimant, inherited.get(key)),
+        );
       },
     },
     flowRuns: {

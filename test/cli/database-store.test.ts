@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/postgres/database.js';
 import { STORE_MIGRATIONS } from '../../src/store/postgres.js';
+import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
 import { runCli } from '../support/run-cli.js';
 import { freshDatabase } from '../support/postgres.js';
 
@@ -117,6 +118,62 @@ describe('flow run --state NAME in PostgreSQL', () => {
     expect(second.stderr).toMatch(/pass 2/);
     expect(await readdir(cwd)).toEqual([]);
   });
+});
+
+describe('run in PostgreSQL after kill -9', () => {
+  const LINES = 5;
+  const steps: ReplayStep[] = [
+    ...Array.from({ length: LINES }, (_, i): ReplayStep => ({
+      name: 'append_to_file',
+      args: { file: 'log.txt', text: `line ${i + 1}\n` },
+    })),
+    { name: 'task_complete', args: { reason: 'logged' } },
+  ];
+  /** Where in a step the process is killed, one after the other. */
+  const MOMENTS = ['goal.step', 'goal.command', 'goal.authorized', 'goal.result', 'goal.spend'];
+
+  it('resumes the run by its key at every step and never appends a line twice', async () => {
+    const server = await startReplayServer(steps, 'json', { latencyMs: 20 });
+    try {
+      const workspace = join(dir, 'ws');
+      const args = ['--yes', '--json', '--base-url', server.url, '--model', 'gpt-4o-mini', '--database', url];
+      const first = await runCli(['run', '--goal', 'log five lines', '--workspace', workspace, ...args], {
+        killWhen: killAt(1, MOMENTS[0]!),
+        cwd,
+      });
+      const key = /saving to the database as run (\S+) after every step/.exec(first.stderr)?.[1];
+      expect(key).toMatch(/^[0-9a-f]{8,32}$/);
+      const outcomes = [first.signal ?? first.code];
+      for (let step = 2; step <= LINES && outcomes.at(-1) === 'SIGKILL'; step++) {
+        const result = await runCli(['run', '--resume', key!, ...args], {
+          killWhen: killAt(step, MOMENTS[(step - 1) % MOMENTS.length]!),
+          cwd,
+        });
+        outcomes.push(result.signal ?? result.code);
+      }
+      if (outcomes.at(-1) === 'SIGKILL')
+        outcomes.push((await runCli(['run', '--resume', key!, ...args], { cwd })).code);
+      expect(outcomes.filter((outcome) => outcome === 'SIGKILL').length).toBeGreaterThanOrEqual(3);
+      expect(outcomes.at(-1)).toBe(0);
+      const lines = (await readFile(join(workspace, 'log.txt'), 'utf8')).trim().split('\n');
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(lines.length).toBeGreaterThanOrEqual(LINES - 2);
+      // The run is in the database, not in the workspace's runs folder.
+      expect(await readdir(join(workspace, '.meta-agent')).catch(() => [])).not.toContain('runs');
+      const done = await runCli(['run', '--resume', key!, ...args], { cwd });
+      expect(done.code).toBe(2);
+      expect(done.stderr).toContain('is complete (task_complete: logged)');
+    } finally {
+      await server.close();
+    }
+  });
+
+  function killAt(step: number, type: string): (stderr: string, stdout: string) => boolean {
+    return (_stderr, stdout) =>
+      stdout
+        .split('\n')
+        .some((line) => line.startsWith(`{"type":"${type}"`) && line.includes(`"step":${step}`));
+  }
 });
 
 describe('a database that cannot be used', () => {

@@ -92,6 +92,25 @@ describe('the Postgres store, shared by several processes', () => {
     await second.goalRuns.save(key, running(state, 2));
   });
 
+  it('lets a process resume a run whose step was running in one that stopped, without running it', async () => {
+    const crashed = postgresStore(await database(), { claimant: 'crashed' });
+    const state = newRunState({
+      name: 'Ops',
+      role: 'deploys',
+      goals: ['deploy'],
+      workspace: '/tmp/ws',
+      budget: {},
+    });
+    const key = await crashed.goalRuns.create(state, ['Ops']);
+    await crashed.goalRuns.save(key, running(state, 1));
+    const resumer = postgresStore(await database(), { claimant: 'resumer' });
+    const loaded = await resumer.goalRuns.load(key);
+    // The goal loop saves the run as it found it first, then records the step as interrupted.
+    await resumer.goalRuns.save(key, loaded);
+    await resumer.goalRuns.save(key, { ...loaded, pending: undefined });
+    await resumer.goalRuns.save(key, running(loaded, 2));
+  });
+
   it('lets only one of two claimants racing for the same step have it', async () => {
     const stores = await Promise.all(
       ['a', 'b', 'c', 'd'].map(async (claimant) => postgresStore(await database(), { claimant })),
