@@ -81,6 +81,26 @@ describe('chat --state NAME in PostgreSQL', () => {
   });
 });
 
+describe('a self-edited conversation in PostgreSQL', () => {
+  it('resumes with the graph its agent edited, and history lists the versions kept there', async () => {
+    const GROWER = join(root, 'test/fixtures/cli/grower.autogram.json');
+    const first = await runCli(['chat', GROWER, '--self-referential', '--state', 'grow', '--database', url], {
+      input: 'hi\n',
+      cwd,
+    });
+    expect(first).toMatchObject({ code: 0, stdout: 'Say anything.\nI grew a node.\n', stderr: '' });
+    const second = await runCli(['chat', GROWER, '--state', 'grow', '--database', url], {
+      input: 'bye\n',
+      cwd,
+    });
+    expect(second).toMatchObject({ code: 0, stdout: 'That is all.\n', stderr: '' });
+    const history = await runCli(['history', 'grow', '--database', url], { cwd });
+    expect(history.code).toBe(0);
+    expect(history.stdout).toMatch(/^grower \(grow\): version 2, 4 nodes\n/);
+    expect(history.stdout).toMatch(/\n +1 +\S+ +grow +add +grown\n +2 +\S+ +grow +update +grow\n$/);
+  });
+});
+
 describe('the first use of a database', () => {
   it('makes the tables once when two processes start on it together', async () => {
     const empty = await freshDatabase();
