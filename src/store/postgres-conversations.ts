@@ -7,9 +7,10 @@
  * at every turn; the current state is replaced in place.
  */
 import { parseState, type ConversationState } from '../engine/state.js';
+import { UserError } from '../errors.js';
 import { SCHEMA } from '../postgres/database.js';
 import { recordUnique, type Queryable } from './postgres-sql.js';
-import { stateDelta } from './state-delta.js';
+import { applyDelta, stateDelta } from './state-delta.js';
 
 /** The current state of the conversation `key`, checked; undefined when there is none. */
 export async function loadConversationState(
@@ -66,6 +67,44 @@ export async function recordConversationState(
     [key, turn, JSON.stringify(state)],
   );
   return recorded.length > 0;
+}
+
+/**
+ * The state the conversation `key` was at after its turn `turn` (as a reply recorded it), rebuilt from
+ * the turns' rows: the last whole state at or before it, then what each reply changed since. Undefined
+ * when that turn was never recorded. For audits and transcripts; a conversation goes on from
+ * loadConversationState, which is one row.
+ */
+export async function loadConversationAt(
+  db: Queryable,
+  key: string,
+  turn: number,
+): Promise<ConversationState | undefined> {
+  const { rows } = await db.query<{ turn: number; base: number | null; delta: unknown }>(
+    `select turn, base, delta from ${SCHEMA}.conversation_turns
+     where key = $1 and turn <= $2
+       and turn >= (select coalesce(max(turn), 0) from ${SCHEMA}.conversation_turns
+                    where key = $1 and turn <= $2 and base is null)
+     order by turn`,
+    [key, turn],
+  );
+  if (rows.at(-1)?.turn !== turn) return undefined;
+  const source = conversationSource(key);
+  let state: ConversationState | undefined;
+  // Each reply's row follows the one before it, unless two processes wrote the conversation at once
+  // without a lock: a row that follows another branch is not this turn's line and is passed over.
+  for (const row of rows) {
+    if (row.base === null) state = parseState(row.delta, source);
+    else if (state?.steps === row.base) {
+      try {
+        state = applyDelta(state, row.delta);
+      } catch (error) {
+        throw new UserError(`${source}: turn ${row.turn} is damaged (${(error as Error).message})`, 2);
+      }
+    }
+  }
+  // A whole-state check, as a journal's replay makes: deltas are checked one by one.
+  return state?.steps === turn ? parseState(state, source) : undefined;
 }
 
 /** How a stored conversation is named in messages. */

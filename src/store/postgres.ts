@@ -23,6 +23,7 @@ import type { Store } from './store.js';
 export { putCatalogEntry, catalogInDatabase } from './postgres-catalog.js';
 export {
   conversationSource,
+  loadConversationAt,
   loadConversationState,
   recordConversationState,
 } from './postgres-conversations.js';

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunState, type RunState } from '../../src/autonomous/run-state.js';
 import { Conversation } from '../../src/engine/conversation.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
+import type { ConversationState } from '../../src/engine/state.js';
 import { InvalidFileError, UserError } from '../../src/errors.js';
 import { EventBus } from '../../src/events.js';
 import { openDatabase, type Database } from '../../src/postgres/database.js';
@@ -9,6 +10,7 @@ import { DuplicateWrite } from '../../src/store/in-memory.js';
 import {
   ClaimHeld,
   inTransaction,
+  loadConversationAt,
   postgresStore,
   putCatalogEntry,
   recordConversationState,
@@ -42,10 +44,11 @@ const graph = graphOf([
   { name: 'again', action: 'chat_exact', instruction: 'Go on.', transitions: ['again'] },
 ]);
 
-async function talk(store: Store, key: string, replies: (string | undefined)[]) {
+/** Replies in the conversation `key` of `store`, from the state it holds or from `from`. */
+async function talk(store: Store, key: string, replies: (string | undefined)[], from?: ConversationState) {
   const interpreter = await Interpreter.create({ graph, models: noModels, events: new EventBus() });
   try {
-    const chat = new Conversation(interpreter, await store.conversations.load(key), {
+    const chat = new Conversation(interpreter, from ?? (await store.conversations.load(key)), {
       store: store.conversations,
       key,
     });
@@ -169,6 +172,36 @@ describe('the Postgres store, shared by several processes', () => {
     // The last reply's row is about as small as the second's, though the state holds 40 times as much.
     expect(rows.at(-1)!.size).toBeLessThan(rows[1]!.size * 2);
     expect(JSON.stringify(state).length).toBeGreaterThan(rows.at(-1)!.size * 10);
+  });
+
+  it('gives back the state of every turn, from what each reply changed', async () => {
+    const db = await database();
+    const one = postgresStore(db, { claimant: 'one' });
+    const two = postgresStore(await database(), { claimant: 'two' });
+    const saved = new Map<number, ConversationState>();
+    const keep = (store: Store): Store => ({
+      ...store,
+      conversations: {
+        load: (key) => store.conversations.load(key),
+        save: async (key, state) => {
+          await store.conversations.save(key, state);
+          saved.set(state.steps, structuredClone(state));
+        },
+      },
+    });
+    // The second store goes on from a state it did not load itself: its first row holds the whole state.
+    const before = await talk(keep(one), 'turns', [undefined, 'a', 'b']);
+    await talk(keep(two), 'turns', ['c', 'd'], structuredClone(before));
+    await talk(keep(one), 'turns', ['e']);
+    const { rows } = await db.pool.query(
+      `select base from meta_agent.conversation_turns where key = 'turns'`,
+    );
+    expect(rows.filter((row) => row.base === null)).toHaveLength(2);
+    expect(saved.size).toBe(6);
+    for (const [turn, state] of saved)
+      expect(await loadConversationAt(db.pool, 'turns', turn)).toEqual(state);
+    expect(await loadConversationAt(db.pool, 'turns', 999)).toBeUndefined();
+    expect(await loadConversationAt(db.pool, 'nothing', 1)).toBeUndefined();
   });
 
   it("saves a turn's state and its catalog entry in one transaction, or neither", async () => {
