@@ -117,9 +117,10 @@ export interface UniqueItem {
 
 /**
  * Records `items` under `key` in `table`, whose primary key is (key, ...columns) and which has a
- * `digest` column (and the `extra` columns each item gives values for): a new item is recorded, one held with the same digest is left alone, one held with
- * another digest is a DuplicateWrite naming `part` and the key (inside a transaction, nothing of the
- * write is kept then). Returns the names of the items recorded for the first time.
+ * `digest` column (and the `extra` columns each item gives values for): a new item is recorded, one
+ * held with the same digest is left alone, one held with another digest is a DuplicateWrite naming
+ * `part` and the key (inside a transaction, nothing of the write is kept then). Returns the names of
+ * the items recorded for the first time.
  */
 export async function recordUnique(
   db: Queryable,
