@@ -22,7 +22,10 @@ export const STORE_MIGRATIONS: readonly string[] = [
   create table ${SCHEMA}.conversations (
     key text primary key,
     turn integer not null,
+    snapshot_turn integer not null,
     state json not null,
+    snapshot_bytes integer not null,
+    tail_bytes integer not null default 0,
     updated_at timestamptz not null default now()
   );
   create table ${SCHEMA}.conversation_turns (

@@ -172,6 +172,32 @@ describe('the Postgres store, shared by several processes', () => {
     // The last reply's row is about as small as the second's, though the state holds 40 times as much.
     expect(rows.at(-1)!.size).toBeLessThan(rows[1]!.size * 2);
     expect(JSON.stringify(state).length).toBeGreaterThan(rows.at(-1)!.size * 10);
+    // Nor is the conversation's whole state written again: it is the first turn's and the replies since.
+    const { rows: held } = await db.pool.query(
+      `select turn, snapshot_turn from meta_agent.conversations where key = 'long'`,
+    );
+    expect(held).toEqual([{ turn: state.steps, snapshot_turn: rows[0]!.turn }]);
+    expect(await postgresStore(await database(), { claimant: 'x' }).conversations.load('long')).toEqual(
+      state,
+    );
+  });
+
+  it('folds the replies into a new whole state once they outgrow the last one, and loads the same', async () => {
+    const db = await database();
+    const store = postgresStore(db, { claimant: 'one' });
+    const other = postgresStore(await database(), { claimant: 'two' });
+    const snapshots = new Set<number>();
+    let state: ConversationState | undefined;
+    for (let i = 0; i < 30; i++) {
+      state = await talk(store, 'folded', i === 0 ? [undefined] : [`${i} ${'z'.repeat(8000)}`]);
+      expect(await other.conversations.load('folded')).toEqual(state);
+      const { rows } = await db.pool.query(
+        `select snapshot_turn from meta_agent.conversations where key = 'folded'`,
+      );
+      snapshots.add(rows[0]!.snapshot_turn as number);
+    }
+    expect(snapshots.size).toBeGreaterThan(2);
+    expect(snapshots.size).toBeLessThan(15);
   });
 
   it('gives back the state of every turn, from what each reply changed', async () => {
@@ -236,7 +262,8 @@ describe('the Postgres store, shared by several processes', () => {
     const store = postgresStore(db, { claimant: 'one' });
     await talk(store, 'ready', [undefined]);
     await db.pool.query(
-      `insert into meta_agent.conversations (key, turn, state) values ('broken', 1, '{"format":"nonsense"}')`,
+      `insert into meta_agent.conversations (key, turn, snapshot_turn, state, snapshot_bytes)
+       values ('broken', 1, 1, '{"format":"nonsense"}', 22), ('torn', 9, 1, '{"format":"nonsense"}', 22)`,
     );
     await db.pool.query(`insert into meta_agent.goal_runs (key, state) values ('broken', '{"id":"zz"}')`);
     await db.pool.query(`insert into meta_agent.flow_runs (key, state) values ('broken', '[1, 2]')`);
@@ -244,6 +271,9 @@ describe('the Postgres store, shared by several processes', () => {
     await expect(conversation).rejects.toBeInstanceOf(UserError);
     await expect(conversation).rejects.toThrow(
       /the conversation "broken" in the database is not a meta-agent/,
+    );
+    await expect(store.conversations.load('torn')).rejects.toThrow(
+      /^the conversation "torn" in the database is damaged: the reply of turn 9 is missing$/,
     );
     await expect(store.goalRuns.load('broken')).rejects.toBeInstanceOf(InvalidFileError);
     const { openFlow } = await import('../../src/flow/load.js');
