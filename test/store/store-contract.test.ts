@@ -112,14 +112,15 @@ function withCommand(state: RunState, output: string): RunState {
     ...state,
     history: [
       ...state.history,
+      // In another order than the schema's, as a process builds it.
       {
-        kind: 'command',
-        step: 1,
-        thoughts,
-        command: { name: 'write_to_file', args: { path: 'a' } },
-        ok: true,
         output,
         files: [],
+        ok: true,
+        command: { name: 'write_to_file', args: { path: 'a' } },
+        thoughts,
+        step: 1,
+        kind: 'command',
       },
     ],
   };
