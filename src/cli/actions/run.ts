@@ -16,6 +16,7 @@ import { fileStore } from '../../store/files.js';
 import type { Store } from '../../store/store.js';
 import { printEvents } from '../chat-lines.js';
 import { printGoalLines, runSummary } from '../goal-lines.js';
+import { databaseUrl } from '../database.js';
 import { askForGoals } from '../goal-setup.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { modelsFromOptions } from '../model-options.js';
@@ -27,6 +28,8 @@ import type { LongTermMemory } from '../../../tools/command.js';
 
 /** `run`'s options as commander parses them. */
 export interface RunOptions extends ModelOptionValues {
+  /** PostgreSQL for this run's work (else META_AGENT_DATABASE_URL); its memory lives there too. */
+  database?: string;
   goal?: string[];
   name?: string;
   role?: string;
@@ -72,7 +75,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
   if (metered.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
-  const memory = await openRunMemory(state, metered, notices);
+  const memory = await openRunMemory(state, metered, notices, databaseUrl(options.database));
   const opened = await openResources(state, { models: metered, events: bus, store }, options, memory);
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
@@ -121,12 +124,18 @@ class HeldNotices {
   }
 }
 
-/** The run's long-term memory, unless it has none (--no-memory). */
-async function openRunMemory(state: RunState, models: ModelSet, notices: HeldNotices) {
+/** The run's long-term memory, unless it has none (--no-memory): in `database` when there is one. */
+async function openRunMemory(
+  state: RunState,
+  models: ModelSet,
+  notices: HeldNotices,
+  database: string | undefined,
+) {
   if (state.memory === undefined) return undefined;
   const { openMemory } = await import('../../autonomous/memory.js');
   return openMemory({
     workspace: state.workspace,
+    ...(database !== undefined && { database }),
     namespace: state.memory,
     embedder: models.embedder,
     onNotice: (message) => notices.say(message),
