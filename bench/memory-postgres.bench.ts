@@ -119,6 +119,9 @@ async function load(db: Database, namespace: string, vectors: Float32Array, size
       ],
     );
   }
+  // What autovacuum does on a server after such a load (PGlite runs none): without statistics the planner
+  // reads every row of the namespace for words instead of asking the GIN index.
+  await db.pool.query(`analyze ${MEMORIES}`);
   const loadMs = performance.now() - started;
   started = performance.now();
   const client = await db.pool.connect();

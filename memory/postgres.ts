@@ -296,8 +296,9 @@ export class PostgresMemory implements Memory {
     const distance = `embedding::vector(${dimensions}) <=> '${vectorLiteral(vector)}'::vector(${dimensions})`;
     return [
       `select set_config('hnsw.ef_search', '${Math.max(SEARCH_EF, wanted)}', true)`,
+      // Ordered by the column's name, the vector is read and compared once a row, and the index still serves.
       `select ${ITEM_COLUMNS}, ${distance} as distance from ${MEMORIES}
-        where ${vectorRows(this.namespace, dimensions)} order by ${distance} limit ${wanted}`,
+        where ${vectorRows(this.namespace, dimensions)} order by distance limit ${wanted}`,
     ];
   }
 
