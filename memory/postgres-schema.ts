@@ -5,6 +5,7 @@
  * index for every namespace) and their vectors in an untyped `vector` column. Each namespace that has
  * vectors gets its own HNSW index, partial on the namespace, over the column cast to its dimensions:
  * namespaces of different embedders live side by side, and a search walks only its own graph.
+ * pgvector's HNSW takes up to 2,000 dimensions: a namespace of more is searched exactly, row by row.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
