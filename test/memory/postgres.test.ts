@@ -14,6 +14,7 @@ import type { Memory } from '../../memory/memory.js';
 import type { PostgresMemory } from '../../memory/postgres.js';
 import { openPostgresMemory } from '../../memory/postgres.js';
 import { MemoryStore, type MemoryHit } from '../../memory/store.js';
+import { hashEmbedding } from '../../src/llm/scripted.js';
 import { weakEmbedder, wordEmbedder } from '../support/embedders.js';
 import { freshDatabase } from '../support/postgres.js';
 import { startPgvector, type PgvectorServer } from '../support/pgvector.js';
@@ -222,6 +223,26 @@ describe('memory in PostgreSQL with pgvector', () => {
         ]);
       },
       { namespace, embedder: shorter },
+    );
+  });
+
+  it('searches vectors of more dimensions than pgvector indexes, row by row', async () => {
+    const wide: Embedder = {
+      modelName: 'wide',
+      embed: async (texts) => ({
+        vectors: texts.map((text) => [...hashEmbedding(text), ...Array<number>(1800).fill(0.001)]),
+      }),
+    };
+    await withMemory(
+      async (memory) => {
+        const ids = await memory.addMany(FACTS.map((text) => ({ text })));
+        expect(await memory.stats()).toMatchObject({ dimensions: 2056, embedded: 5 });
+        expect((await memory.search('when does the deployment run', 1))[0]).toMatchObject({
+          id: ids[3],
+          via: ['meaning', 'words'],
+        });
+      },
+      { embedder: wide },
     );
   });
 
