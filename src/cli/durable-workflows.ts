@@ -47,6 +47,6 @@ export async function startDurable(options: StartDurableOptions): Promise<Durabl
   await migrateStore(options.db);
   const store = options.store ?? postgresStore(options.db, { claimant: CLAIMANT });
   hostFlowPasses(flowPassHost(store));
-  hostGoalRuns({ store, onProblem: options.onProblem });
+  hostGoalRuns({ store, database: options.url, onProblem: options.onProblem });
   return launchDurable({ ...options, version: version() });
 }

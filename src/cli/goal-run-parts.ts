@@ -11,7 +11,7 @@ import type { EventBus } from '../events.js';
 import type { ModelSet } from '../llm/types.js';
 import type { Store } from '../store/store.js';
 import type { LongTermMemory } from '../../tools/command.js';
-import type { MemoryStore } from '../../memory/store.js';
+import type { Memory } from '../../memory/memory.js';
 
 /** What the user let a run do beyond its workspace: the flags of `meta-agent run`. */
 export interface RunGrants {
@@ -21,16 +21,21 @@ export interface RunGrants {
   allowPrivateNetwork?: boolean;
 }
 
-/** The run's long-term memory, unless it has none (--no-memory); `say` gets its notices. */
+/**
+ * The run's long-term memory, unless it has none (--no-memory): in `database` when one is named (shared
+ * by every run on it), else in the workspace; `say` gets its notices.
+ */
 export async function openRunMemory(
   state: RunState,
   models: ModelSet,
   say: (message: string) => void,
-): Promise<MemoryStore | undefined> {
+  database?: string,
+): Promise<Memory | undefined> {
   if (state.memory === undefined) return undefined;
   const { openMemory } = await import('../autonomous/memory.js');
   return openMemory({
     workspace: state.workspace,
+    ...(database !== undefined && { database }),
     namespace: state.memory,
     embedder: models.embedder,
     onNotice: say,

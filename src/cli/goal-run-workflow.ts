@@ -45,6 +45,8 @@ export type GoalRunEnd = NonNullable<RunState['ended']>;
 /** What a process that carries goal runs lends them: the store they are kept in. */
 export interface GoalRunHost {
   store: Store;
+  /** The database's URL: a run's long-term memory is kept there too. */
+  database?: string;
   /** Told what the process's operator should know (a memory notice, a remembered rule dropped). */
   onProblem(message: string): void;
 }
@@ -91,15 +93,18 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
     throw new UserError(
       'this process does not carry goal runs (only `meta-agent worker` and `meta-agent run --database` do)',
     );
-  const { store, onProblem } = host;
+  const { store, onProblem, database } = host;
   const state = await store.goalRuns.load(input.key);
   if (state.ended) return state.ended;
   const front = fronts.get(state.id);
   const events = front?.events ?? new EventBus();
   const { models } = await modelsFromOptions(input.models);
   const metered = new UsageMeter(events).meter(models);
-  const memory = await openRunMemory(state, metered, (message) =>
-    events.emit({ type: 'goal.warning', step: state.used.steps, kind: 'memory', message }),
+  const memory = await openRunMemory(
+    state,
+    metered,
+    (message) => events.emit({ type: 'goal.warning', step: state.used.steps, kind: 'memory', message }),
+    database,
   );
   try {
     const opened = await openRunResources(state, { models: metered, events, store }, input.grants, memory);
