@@ -55,11 +55,14 @@ async function ensurePgvector(db: Database): Promise<void> {
 }
 
 /** What to tell the user when `create extension vector` failed with `error` (anything else: itself). */
+/** The database cannot hold vectors: its server lacks pgvector, or this user may not create it. */
+export class NoPgvector extends UserError {}
+
 async function noPgvector(db: Database, error: unknown): Promise<Error> {
   const code = (error as { code?: string }).code;
   const files = 'or keep memory in files: leave out --database and META_AGENT_DATABASE_URL';
   if (code === '42501')
-    return new UserError(
+    return new NoPgvector(
       `the database at ${db.shown} has no pgvector extension, and this user may not create it`,
       1,
       `a superuser runs "create extension vector" in that database once, ${files}`,
@@ -69,7 +72,7 @@ async function noPgvector(db: Database, error: unknown): Promise<Error> {
     `select current_setting('server_version_num')::int / 10000 as major`,
   );
   const major = rows[0]?.major ?? 'NN';
-  return new UserError(
+  return new NoPgvector(
     `the PostgreSQL server at ${db.shown} has no pgvector, which memory needs for its vectors`,
     1,
     `install it on the server (Debian and Ubuntu: apt install postgresql-${major}-pgvector; or run the pgvector/pgvector image), ${files}`,

@@ -23,7 +23,9 @@ export interface RunGrants {
 
 /**
  * The run's long-term memory, unless it has none (--no-memory): in `database` when one is named (shared
- * by every run on it), else in the workspace; `say` gets its notices.
+ * by every run on it), else in the workspace; `say` gets its notices. A database whose server has no
+ * pgvector keeps the run going with its memory in the workspace, and says so: memory is on by default,
+ * and a plain PostgreSQL is enough for everything else.
  */
 export async function openRunMemory(
   state: RunState,
@@ -33,13 +35,21 @@ export async function openRunMemory(
 ): Promise<Memory | undefined> {
   if (state.memory === undefined) return undefined;
   const { openMemory } = await import('../autonomous/memory.js');
-  return openMemory({
+  const location = {
     workspace: state.workspace,
-    ...(database !== undefined && { database }),
     namespace: state.memory,
     embedder: models.embedder,
     onNotice: say,
-  });
+  };
+  if (database === undefined) return openMemory(location);
+  try {
+    return await openMemory({ ...location, database });
+  } catch (error) {
+    const { NoPgvector } = await import('../../memory/postgres-schema.js');
+    if (!(error instanceof NoPgvector)) throw error;
+    say(`${error.message}: this run's memory is kept in its workspace instead, not shared with other runs`);
+    return openMemory(location);
+  }
 }
 
 /**

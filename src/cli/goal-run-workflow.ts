@@ -170,15 +170,20 @@ export async function enqueueGoalRun(
   );
 }
 
-/** Whether a process carries run `run` now, or it waits on the queue for one. */
-export async function carriedNow(lister: Pick<DBOSClient, 'listWorkflows'>, run: string): Promise<boolean> {
+/**
+ * The run's workflows that a process carries now (PENDING, with the executor that carries it) or that
+ * wait on a queue (ENQUEUED).
+ */
+export async function carriersOf(
+  lister: Pick<DBOSClient, 'listWorkflows'>,
+  run: string,
+): Promise<Array<{ workflowID: string; status: string; executorId?: string }>> {
   const live = await lister.listWorkflows({
     workflowName: WORKFLOW,
     workflow_id_prefix: goalRunId(run),
     status: ['PENDING', 'ENQUEUED'],
-    limit: 1,
     loadInput: false,
     loadOutput: false,
   });
-  return live.length > 0;
+  return live.map(({ workflowID, status, executorId }) => ({ workflowID, status, executorId }));
 }

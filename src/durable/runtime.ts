@@ -15,6 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DBOS, type DLogger } from '@dbos-inc/dbos-sdk';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
+import { isProcessAlive } from '../process-alive.js';
+import type { Queryable } from '../store/postgres-sql.js';
 import { QUEUES } from './queues.js';
 
 /** How often a process says it is alive. */
@@ -108,11 +110,11 @@ export async function reap(db: Database, self: string): Promise<string[]> {
   const resumed: string[] = [];
   try {
     await client.query('begin');
+    const dead = await deadExecutors(client, self);
+    // Locked, and taken by this reaper only when no other holds it: each dead executor is reaped once.
     const { rows } = await client.query<{ id: string }>(
-      `select id from ${SCHEMA}.executors
-        where id <> $1 and beat_at < now() - make_interval(secs => $2)
-        for update skip locked`,
-      [self, DEAD_AFTER_MS / 1000],
+      `select id from ${SCHEMA}.executors where id = any($1) for update skip locked`,
+      [dead],
     );
     for (const { id } of rows) {
       const pending = await DBOS.listWorkflows({
@@ -148,4 +150,28 @@ function quietLogger(onProblem: ((message: string) => void) | undefined): DLogge
   const drop = () => {};
   const tell = (message: unknown) => onProblem?.(`dbos: ${String(message)}`);
   return { debug: drop, info: drop, warn: tell, error: tell };
+}
+
+/** Whether the executor `id` still runs: it beat lately, and, when it is on this host, its process is there. */
+export async function executorAlive(db: Queryable, id: string): Promise<boolean> {
+  return !(await deadExecutors(db, '', [id])).includes(id);
+}
+
+/**
+ * The executors, other than `self` (of `among` when given), that are gone: silent for DEAD_AFTER_MS, or
+ * on this host with no process of their pid (found at once after a kill -9, without waiting for the
+ * silence). A row missing is an executor that is gone too, for `among`.
+ */
+async function deadExecutors(db: Queryable, self: string, among?: readonly string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string; host: string; pid: number; silent: boolean }>(
+    `select id, host, pid, beat_at < now() - make_interval(secs => $2) as silent
+       from ${SCHEMA}.executors where id <> $1 and ($3::text[] is null or id = any($3))`,
+    [self, DEAD_AFTER_MS / 1000, among ?? null],
+  );
+  const here = hostname();
+  const dead = rows
+    .filter((row) => row.silent || (row.host === here && !isProcessAlive(row.pid)))
+    .map((row) => row.id);
+  const known = new Set(rows.map((row) => row.id));
+  return [...dead, ...(among ?? []).filter((id) => !known.has(id))];
 }

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { workspaceFolder } from '../../autonomous/run-file.js';
 import type { RunState } from '../../autonomous/run-state.js';
+import { executorAlive } from '../../durable/runtime.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import type { Database } from '../../postgres/database.js';
@@ -17,7 +18,7 @@ import type { Store } from '../../store/store.js';
 import { runInFront } from '../goal-front.js';
 import {
   attachFront,
-  carriedNow,
+  carriersOf,
   enqueueGoalRun,
   goalRunId,
   startGoalRun,
@@ -51,7 +52,7 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
   try {
     const resumed =
       options.resume === undefined ? undefined : await resumeKept(store, options.resume, options);
-    if (resumed) await refuseIfCarried(url, resumed.state.id);
+    if (resumed) await refuseIfCarried(url, db, resumed.state.id);
     if (!resumed) checkGoals(options.goal ?? [], interactive);
     // The models are resolved here too, so a run that could not reach one never starts.
     const { models } = await modelsFromOptions(options);
@@ -181,21 +182,32 @@ async function resumeKept(
   return { state, path: key };
 }
 
-/** A run some process carries now (or that waits on the queue) is not started a second time. */
-async function refuseIfCarried(url: string, run: string): Promise<void> {
+/**
+ * A run some process carries now (or that waits on the queue) is not started a second time. A carrier
+ * that is gone (killed, or its machine down: durable/runtime.ts executorAlive) is let go of here, so
+ * `--resume` takes the run on at once even when no worker is there to reap it.
+ */
+async function refuseIfCarried(url: string, db: Database, run: string): Promise<void> {
   const client = await DBOSClient.create({ systemDatabaseUrl: url, systemDatabasePoolSize: 1 });
   try {
     // A database no durable process used yet has no DBOS tables, and no run carried.
-    const carried = await carriedNow(client, run).catch((error: unknown) => {
-      if ((error as { code?: string }).code === '42P01') return false;
+    const carriers = await carriersOf(client, run).catch((error: unknown) => {
+      if ((error as { code?: string }).code === '42P01') return [];
       throw error;
     });
-    if (carried)
-      throw new UserError(
-        `run ${run} is being carried by another process (or waits on the goals queue for one)`,
-        2,
-        `answer its questions with meta-agent approve ${run}; resume it once it has stopped`,
-      );
+    for (const carrier of carriers) {
+      const gone =
+        carrier.status === 'PENDING' &&
+        carrier.executorId !== undefined &&
+        !(await executorAlive(db.pool, carrier.executorId));
+      if (!gone)
+        throw new UserError(
+          `run ${run} is being carried by another process (or waits on the goals queue for one)`,
+          2,
+          `answer its questions with meta-agent approve ${run}; resume it once it has stopped`,
+        );
+      await client.cancelWorkflow(carrier.workflowID);
+    }
   } finally {
     await client.destroy();
   }
