@@ -60,7 +60,11 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
       );
     agentNamed(ctx, body.model);
     const owner = c.get('owner');
-    const conversation = await conversationFor(ctx, c, owner, body.model, said.slice(0, lastReply + 1));
+    const history = said.slice(0, lastReply + 1);
+    // The digest of what the client has seen: it finds the conversation, and on Postgres it names the
+    // turn, so that a retried request gets the recorded reply.
+    const seen = history.length > 0 ? extendHistory(historyStart(owner, body.model), history) : undefined;
+    const conversation = await conversationFor(ctx, c, owner, body.model, seen, text);
     c.header('X-Conversation-Id', conversation.id);
     const wait = !/\bwait=0\b/.test(c.req.header('Prefer') ?? '');
     const reply = {
@@ -69,7 +73,11 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
       model: body.model,
     };
     if (!body.stream) {
-      const result = await withDeadline(ctx, conversation, ctx.track(conversation.turn(text, { wait })));
+      const result = await withDeadline(
+        ctx,
+        conversation,
+        ctx.track(conversation.turn(text, { wait, ...(seen && { seen }) })),
+      );
       return c.json({
         ...reply,
         object: 'chat.completion',
@@ -90,6 +98,7 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
     const turn = ctx.track(
       conversation.turn(text, {
         wait,
+        ...(seen && { seen }),
         onDelta: (delta) => {
           deltas.push(delta);
           wake();
@@ -159,7 +168,9 @@ async function conversationFor(
   c: Context<ServeEnv>,
   owner: string,
   graph: string,
-  history: Said[],
+  /** The digest of the history the client sent; undefined when it sent no reply yet. */
+  seen: string | undefined,
+  text: string,
 ): Promise<LiveConversation> {
   const named = c.req.header('X-Conversation-Id');
   if (named !== undefined) {
@@ -174,8 +185,8 @@ async function conversationFor(
       );
     return conversation;
   }
-  if (history.length === 0) return ctx.hub.create(owner, graph);
-  const recognised = await ctx.hub.recognise(owner, extendHistory(historyStart(owner, graph), history));
+  if (seen === undefined) return ctx.hub.create(owner, graph);
+  const recognised = await ctx.hub.recognise(owner, seen, text);
   if (!recognised)
     throw new ApiError(
       404,

@@ -1,0 +1,124 @@
+/**
+ * The replies a server on Postgres has served, one row per (conversation, request): the table that makes
+ * a turn answer once however often its request comes (a client's retry, on this server or another) and
+ * however often its workflow's step runs (again after a crash). A turn's row is written in the same
+ * transaction as the conversation's state and catalog entry, so a reply is recorded exactly when the
+ * turn is. Beside it: the per-conversation lock that keeps one turn at a time across servers, and the
+ * notice a committed turn sends, so a server waiting for a turn another process ran hears of it at once.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { TokenUsage } from '../events.js';
+import { migrate, SCHEMA, type Database } from '../postgres/database.js';
+
+/** A turn's reply as recorded, and as every request of that turn is answered. */
+export interface ServedReply {
+  reply: string;
+  /** A quit was taken: the conversation takes no more messages. */
+  ended: boolean;
+  /** The node the conversation stood at after the turn. */
+  node: string | undefined;
+  usage: TokenUsage;
+}
+
+/** The channel a committed turn is announced on; the payload is `conversation\nrequest`. */
+export const SERVED_CHANNEL = 'meta_agent_served_turns';
+
+const MIGRATIONS = [
+  `create table ${SCHEMA}.served_turns (
+     conversation text not null,
+     request text not null,
+     reply json not null,
+     served_at timestamptz not null default now(),
+     primary key (conversation, request)
+   );
+   create index served_turns_request on ${SCHEMA}.served_turns (request)`,
+];
+
+/** Creates or migrates the table (the part `serve`). */
+export function migrateServedTurns(db: Database): Promise<void> {
+  return migrate(db, 'serve', MIGRATIONS);
+}
+
+/**
+ * The digest that names a request: the history its client has seen (history.ts) and the message it
+ * adds (none: the agent's opening turn). Two requests with both the same are one turn.
+ */
+export function requestDigest(seen: string, text: string | undefined): string {
+  const said = text === undefined ? 'opening' : `user\0${text}`;
+  return createHash('sha256').update(`${seen}\0${said}`).digest('base64url');
+}
+
+/** The reply recorded for `request` in `conversation`, if that turn was served. */
+export async function servedReply(
+  db: pg.Pool | pg.PoolClient,
+  conversation: string,
+  request: string,
+): Promise<ServedReply | undefined> {
+  const { rows } = await db.query<{ reply: ServedReply }>(
+    `select reply from ${SCHEMA}.served_turns where conversation = $1 and request = $2`,
+    [conversation, request],
+  );
+  return rows[0]?.reply;
+}
+
+/**
+ * The conversation that served `request`: a client resending a history the conversation has moved past
+ * (its answer was lost) is retrying that turn. The request's digest holds the owner and the graph.
+ */
+export async function conversationOfRequest(db: pg.Pool, request: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ conversation: string }>(
+    `select conversation from ${SCHEMA}.served_turns where request = $1 limit 1`,
+    [request],
+  );
+  return rows[0]?.conversation;
+}
+
+/**
+ * Records `reply` for `request` inside the caller's transaction on `client`, and announces it at commit.
+ * False when the request has a reply already: another run of the turn won, and the caller rolls back.
+ */
+export async function recordServedReply(
+  client: pg.PoolClient,
+  conversation: string,
+  request: string,
+  reply: ServedReply,
+): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `insert into ${SCHEMA}.served_turns (conversation, request, reply) values ($1, $2, $3)
+     on conflict do nothing`,
+    [conversation, request, JSON.stringify(reply)],
+  );
+  if (rowCount === 0) return false;
+  await client.query(`select pg_notify($1, $2)`, [SERVED_CHANNEL, `${conversation}\n${request}`]);
+  return true;
+}
+
+/**
+ * Runs `work` on a client of `db` that holds `conversation`'s lock: one turn at a time in a conversation,
+ * whichever process runs it. The lock is the session's, so a process that dies lets it go with its
+ * connection; a client whose unlock failed is closed rather than returned to the pool still locked.
+ */
+export async function withConversationLock<T>(
+  db: Database,
+  conversation: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await db.pool.connect();
+  const lock = (action: 'lock' | 'unlock') =>
+    client.query(`select pg_advisory_${action}(hashtext('meta_agent.turn'), hashtext($1))`, [conversation]);
+  try {
+    await lock('lock');
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
+  try {
+    return await work(client);
+  } finally {
+    await lock('unlock').then(
+      () => client.release(),
+      (error: Error) => client.release(error),
+    );
+  }
+}
