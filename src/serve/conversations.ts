@@ -353,13 +353,16 @@ export class LiveConversation {
     this.#entry = entry;
     if (this.#replying || (!this.#stale && storedTurn === this.state?.steps)) return;
     const saved = await this.#setup.store.conversations.load(this.#setup.keyOf(this.id));
-    if (!this.#replying) await this.#reopen(saved);
+    const conversation = await this.#links.reopen(saved);
+    // A turn that began here meanwhile stands on the stored state already, and owns the agent.
+    if (this.#replying) conversation.interpreter.dispose();
+    else this.#swap(conversation);
   }
 
   /** On Postgres: stands at `saved`, the stored state a turn's workflow goes on from, with `entry`. */
   async moveTo(entry: CatalogEntry, saved: ConversationState | undefined): Promise<void> {
     this.#entry = entry;
-    if (this.#stale || saved?.steps !== this.state?.steps) await this.#reopen(saved);
+    if (this.#stale || saved?.steps !== this.state?.steps) this.#swap(await this.#links.reopen(saved));
   }
 
   /** On Postgres: the turn's workflow stored what the last reply left, under `entry`. */
@@ -387,8 +390,7 @@ export class LiveConversation {
     this.interpreter.dispose();
   }
 
-  async #reopen(saved: ConversationState | undefined): Promise<void> {
-    const conversation = await this.#links.reopen(saved);
+  #swap(conversation: Conversation): void {
     this.interpreter.dispose();
     this.#conversation = conversation;
     this.#stale = false;
