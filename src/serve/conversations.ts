@@ -25,6 +25,7 @@ import { ApiError } from './errors.js';
 import { EventLog } from './event-log.js';
 import { extendHistory, historyStart, type Said } from './history.js';
 import { ReplyStream } from './reply-stream.js';
+import { requestAfter } from './turn-request.js';
 import type { ServedAgent } from './served.js';
 
 export interface HubSetup {
@@ -45,12 +46,12 @@ export interface HubSetup {
 /** How a server on Postgres runs turns (durable-turns.ts). */
 export interface TurnRunner {
   /**
-   * The reply of the turn that adds `text` (undefined: the opening turn) to conversation `id` after the
-   * history of digest `seen`: run here or elsewhere, or the one recorded when that turn was served.
+   * The reply of the turn named `request` (turn-request.ts) that adds `text` (undefined: the opening
+   * turn) to conversation `id`: run here or elsewhere, or the one recorded when that turn was served.
    */
   turn(
     id: string,
-    seen: string,
+    request: string,
     text: string | undefined,
     onDelta?: (delta: string) => void,
   ): Promise<TurnResult>;
@@ -58,18 +59,18 @@ export interface TurnRunner {
   create(entry: CatalogEntry): Promise<boolean>;
   /** The turn the stored state of the conversation under `key` stands at; undefined for none. */
   storedTurn(key: string): Promise<number | undefined>;
-  /** The conversation that served the turn adding `text` after the history `seen`, if one did. */
-  servedBy(seen: string, text: string): Promise<string | undefined>;
+  /** The conversation that served the turn named `request`, if one did. */
+  servedBy(request: string): Promise<string | undefined>;
 }
 
 export interface TurnOptions {
   /** Wait for a turn in progress to finish (true), or refuse at once with 409. */
   wait: boolean;
   /**
-   * On Postgres: the digest of the history the client has seen (default: what the server recorded last),
-   * which with the message names the turn, so that a retried request gets the one recorded reply.
+   * On Postgres: what names the turn (turn-request.ts), so that a retried request gets the one recorded
+   * reply; default: what the server recorded last, and the message.
    */
-  seen?: string;
+  request?: string;
   /** Told each piece of the reply as it streams. */
   onDelta?: (delta: string) => void;
 }
@@ -89,6 +90,11 @@ export class ConversationHub {
 
   constructor(setup: HubSetup) {
     this.#setup = setup;
+  }
+
+  /** Turns run as durable workflows (on Postgres), and a request may name its turn (turn-request.ts). */
+  get durable(): boolean {
+    return this.#setup.durable !== undefined;
   }
 
   /** `owner`'s conversation `id`, opened; undefined when there is none, or it is someone else's. */
@@ -126,12 +132,13 @@ export class ConversationHub {
 
   /**
    * `owner`'s conversation whose client has seen the history of digest `history`; on Postgres also the
-   * one that has answered `text` after it already (the client is retrying a turn whose answer it lost).
+   * one that has served the turn named `request` already (its client is retrying it: the answer was lost).
    */
-  async recognise(owner: string, history: string, text: string): Promise<LiveConversation | undefined> {
+  async recognise(owner: string, history: string, request?: string): Promise<LiveConversation | undefined> {
+    const { store, durable } = this.#setup;
     const id =
-      (await this.#setup.store.catalog.byHistory(owner, history)) ??
-      (await this.#setup.durable?.servedBy(history, text));
+      (await store.catalog.byHistory(owner, history)) ??
+      (request === undefined ? undefined : await durable?.servedBy(request));
     return id === undefined ? undefined : this.find(owner, id);
   }
 
@@ -401,12 +408,8 @@ export class LiveConversation {
     const { owner, graph, history } = this.#entry;
     if (durable) {
       const sent = options.onDelta && new SentText(options.onDelta);
-      const result = await durable.turn(
-        this.id,
-        options.seen ?? history ?? historyStart(owner, graph),
-        text,
-        sent?.send,
-      );
+      const request = options.request ?? requestAfter(history ?? historyStart(owner, graph), text);
+      const result = await durable.turn(this.id, request, text, sent?.send);
       // A turn run elsewhere streamed nothing here: its reply goes as one piece.
       sent?.finish(result.reply);
       return result;

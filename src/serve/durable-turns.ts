@@ -3,7 +3,7 @@
  * whichever server its request reaches and whichever process dies while it runs.
  *
  * A turn's workflow id is `turn:<conversation>:<request>`, the request being the digest of the history
- * the client has seen and the message it adds (served-turns.ts): a retried request, here or on another
+ * the client has seen and the message it adds (turn-request.ts): a retried request, here or on another
  * server, joins the workflow already started and gets its recorded reply. The workflow is one step,
  * which may run twice after a crash, so it first looks for the turn's recorded reply; else, under the
  * conversation's lock (one turn at a time across servers), it loads the stored state, runs the agent,
@@ -37,7 +37,6 @@ import { extendHistory, historyStart } from './history.js';
 import {
   conversationOfRequest,
   recordServedReply,
-  requestDigest,
   servedReply,
   withConversationLock,
 } from './served-turns.js';
@@ -235,11 +234,10 @@ export class DurableTurns implements TurnRunner {
 
   async turn(
     id: string,
-    seen: string,
+    request: string,
     text: string | undefined,
     onDelta?: (delta: string) => void,
   ): Promise<TurnResult> {
-    const request = requestDigest(seen, text);
     for (let attempt = 1; ; attempt++) {
       const workflowID = `turn:${id}:${request}${attempt === 1 ? '' : `:${attempt}`}`;
       const input: TurnInput = { conversation: id, request, text: text ?? null, nonce: randomUUID() };
@@ -282,8 +280,8 @@ export class DurableTurns implements TurnRunner {
     return rowCount === 1;
   }
 
-  servedBy(seen: string, text: string): Promise<string | undefined> {
-    return conversationOfRequest(this.#db.pool, requestDigest(seen, text));
+  servedBy(request: string): Promise<string | undefined> {
+    return conversationOfRequest(this.#db.pool, request);
   }
 
   async storedTurn(key: string): Promise<number | undefined> {

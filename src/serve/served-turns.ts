@@ -6,7 +6,6 @@
  * turn is. Beside it: the per-conversation lock that keeps one turn at a time across servers, and the
  * notice a committed turn sends, so a server waiting for a turn another process ran hears of it at once.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { TokenUsage } from '../events.js';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
@@ -38,15 +37,6 @@ const MIGRATIONS = [
 /** Creates or migrates the table (the part `serve`). */
 export function migrateServedTurns(db: Database): Promise<void> {
   return migrate(db, 'serve', MIGRATIONS);
-}
-
-/**
- * The digest that names a request: the history its client has seen (history.ts) and the message it
- * adds (none: the agent's opening turn). Two requests with both the same are one turn.
- */
-export function requestDigest(seen: string, text: string | undefined): string {
-  const said = text === undefined ? 'opening' : `user\0${text}`;
-  return createHash('sha256').update(`${seen}\0${said}`).digest('base64url');
 }
 
 /** The reply recorded for `request` in `conversation`, if that turn was served. */

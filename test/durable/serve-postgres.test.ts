@@ -55,12 +55,17 @@ function client(server: ServeProcess): OpenAI {
 
 type Message = OpenAI.ChatCompletionMessageParam;
 
-/** Says `text` after `history` (and in conversation `id` when given). */
-async function say(server: ServeProcess, text: string, history: Message[] = [], id?: string) {
+/** Says `text` after `history` (and in conversation `id`, with idempotency key `key`, when given). */
+async function say(server: ServeProcess, text: string, history: Message[] = [], id?: string, key?: string) {
   const { data, response } = await client(server)
     .chat.completions.create(
       { model: 'echo', messages: [...history, { role: 'user', content: text }] },
-      id === undefined ? {} : { headers: { 'X-Conversation-Id': id } },
+      {
+        headers: {
+          ...(id !== undefined && { 'X-Conversation-Id': id }),
+          ...(key !== undefined && { 'Idempotency-Key': key }),
+        },
+      },
     )
     .withResponse();
   return { reply: data.choices[0]!.message.content!, id: response.headers.get('x-conversation-id')! };
@@ -122,6 +127,13 @@ describe('serve and worker on PostgreSQL', () => {
     expect(model.chatRequests().length - asked).toBe(1);
     const turns = await query(url, `select turn from meta_agent.conversation_turns where key = 'serve:bob'`);
     expect(turns).toHaveLength(2);
+
+    // A first message has no history to be known by: its Idempotency-Key names it, and the
+    // conversation it started.
+    const once = await say(a, 'msg-first', [], undefined, 'key-1');
+    expect(await say(b, 'msg-first', [], undefined, 'key-1')).toEqual(once);
+    expect((await say(b, 'msg-first', [], undefined, 'key-2')).id).not.toBe(once.id);
+    expect(model.chatRequests().length - asked).toBe(3);
   });
 
   it('streams a turn run here piece by piece, and one run by a worker as one piece', async () => {
