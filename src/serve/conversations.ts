@@ -63,6 +63,14 @@ export interface TurnRunner {
   servedBy(request: string): Promise<string | undefined>;
 }
 
+export interface FindOptions {
+  /**
+   * On Postgres: the agent held here is checked against the stored state (default), as what a client
+   * is shown must be; false when it is wanted for a turn only, whose workflow checks it anyway.
+   */
+  current?: boolean;
+}
+
 export interface TurnOptions {
   /** Wait for a turn in progress to finish (true), or refuse at once with 409. */
   wait: boolean;
@@ -98,12 +106,14 @@ export class ConversationHub {
   }
 
   /** `owner`'s conversation `id`, opened; undefined when there is none, or it is someone else's. */
-  async find(owner: string, id: string): Promise<LiveConversation | undefined> {
+  async find(owner: string, id: string, options: FindOptions = {}): Promise<LiveConversation | undefined> {
     const entry = await this.#setup.store.catalog.get(id);
     if (!entry || entry.owner !== owner) return undefined;
     const conversation = await this.#open(entry);
     const { durable, keyOf } = this.#setup;
-    if (durable) await conversation.refresh(entry, await durable.storedTurn(keyOf(id)));
+    if (!durable) return conversation;
+    conversation.stored(entry);
+    if (options.current ?? true) await conversation.refresh(await durable.storedTurn(keyOf(id)));
     return conversation;
   }
 
@@ -139,7 +149,7 @@ export class ConversationHub {
     const id =
       (await store.catalog.byHistory(owner, history)) ??
       (request === undefined ? undefined : await durable?.servedBy(request));
-    return id === undefined ? undefined : this.find(owner, id);
+    return id === undefined ? undefined : this.find(owner, id, { current: false });
   }
 
   list(owner: string): Promise<CatalogEntry[]> {
@@ -353,11 +363,10 @@ export class LiveConversation {
   }
 
   /**
-   * On Postgres: takes `entry` (read now) as its catalog entry and, unless a reply is under way here,
-   * opens the agent again when the stored state stands at another turn than this one's.
+   * On Postgres: unless a reply is under way here, opens the agent again when the stored state stands
+   * at `storedTurn`, another turn than this one's.
    */
-  async refresh(entry: CatalogEntry, storedTurn: number | undefined): Promise<void> {
-    this.#entry = entry;
+  async refresh(storedTurn: number | undefined): Promise<void> {
     if (this.#replying || (!this.#stale && storedTurn === this.state?.steps)) return;
     const saved = await this.#setup.store.conversations.load(this.#setup.keyOf(this.id));
     const conversation = await this.#links.reopen(saved);
@@ -372,7 +381,7 @@ export class LiveConversation {
     if (this.#stale || saved?.steps !== this.state?.steps) this.#swap(await this.#links.reopen(saved));
   }
 
-  /** On Postgres: the turn's workflow stored what the last reply left, under `entry`. */
+  /** On Postgres: `entry` is the conversation's catalog entry as stored now (by a turn, or read). */
   stored(entry: CatalogEntry): void {
     this.#entry = entry;
   }

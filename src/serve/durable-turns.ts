@@ -21,24 +21,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
+import type pg from 'pg';
+import { parseState } from '../engine/state.js';
 import { isUserError } from '../errors.js';
 import { SCHEMA, type Database } from '../postgres/database.js';
 import { DuplicateWrite } from '../store/in-memory.js';
-import {
-  catalogInDatabase,
-  loadConversationState,
-  putCatalogEntry,
-  recordConversationState,
-} from '../store/postgres.js';
+import { conversationSource, putCatalogEntry, recordConversationState } from '../store/postgres.js';
 import type { CatalogEntry } from '../store/catalog.js';
 import { saidIn, type ConversationHub, type TurnResult, type TurnRunner } from './conversations.js';
 import { ApiError, type ApiStatus } from './errors.js';
 import { extendHistory, historyStart } from './history.js';
 import {
   conversationOfRequest,
+  inConversationTransaction,
   recordServedReply,
   servedReply,
-  withConversationLock,
+  turnFooting,
 } from './served-turns.js';
 import type { ServedNotices } from './served-notices.js';
 
@@ -126,16 +124,29 @@ const turn = DBOS.registerWorkflow(turnWorkflow, { name: 'serve.turn' });
 async function runTurn(input: TurnInput, workflowId: string): Promise<StepOutcome> {
   const lent = host;
   if (!lent) return { kind: 'elsewhere' };
+  const { conversation, request } = input;
   const mine = startedHere.has(workflowId);
   if (!mine) takenFromQueue++;
   try {
     for (let run = 1; ; run++) {
-      const outcome = await withConversationLock(lent.db, input.conversation, (client) =>
-        runLocked(lent, input, workflowId, client),
-      );
-      if (outcome !== 'overtaken') return outcome;
-      if (run === MAX_RUNS)
-        throw new Error(`conversation ${input.conversation}: ${MAX_RUNS} runs of a turn were overtaken`);
+      try {
+        const { outcome, stored } = await inConversationTransaction(lent.db, conversation, (client) =>
+          runLocked(lent, input, workflowId, client),
+        );
+        stored?.();
+        if (outcome.kind === 'reply') lent.notices.served(conversation, request, outcome.reply);
+        return outcome;
+      } catch (error) {
+        if (!(error instanceof DuplicateWrite)) throw error;
+        // Another run stored its turn first: this request's (then it is the answer), or another's,
+        // stored under the same turn while this one's lock was lost with its connection (then again).
+        const won = await servedReply(lent.db.pool, conversation, request);
+        if (won) return { kind: 'reply', reply: won };
+        if (run === MAX_RUNS)
+          throw new Error(`conversation ${conversation}: ${MAX_RUNS} runs of a turn were overtaken`, {
+            cause: error,
+          });
+      }
     }
   } catch (error) {
     return { kind: 'failed', ...failureOf(error, lent) };
@@ -144,31 +155,31 @@ async function runTurn(input: TurnInput, workflowId: string): Promise<StepOutcom
   }
 }
 
+/**
+ * The turn inside its conversation's transaction: what it starts from, the agent's reply, and the
+ * writes; `stored` tells the conversation held here, once they are committed.
+ */
 async function runLocked(
   lent: TurnHost,
   input: TurnInput,
   workflowId: string,
-  client: Parameters<Parameters<typeof withConversationLock>[2]>[0],
-): Promise<StepOutcome | 'overtaken'> {
+  client: pg.PoolClient,
+): Promise<{ outcome: StepOutcome; stored?: () => void }> {
   const { conversation, request } = input;
-  const recorded = await servedReply(client, conversation, request);
-  if (recorded) return { kind: 'reply', reply: recorded };
-  const entry = await catalogInDatabase(client).get(conversation);
-  if (!entry)
-    return {
-      kind: 'failed',
-      status: 404,
-      code: 'conversation_not_found',
-      message: `no conversation ${conversation}`,
-    };
   const key = lent.keyOf(conversation);
-  const saved = await loadConversationState(client, key);
+  const footing = await turnFooting(client, conversation, request, key);
+  if (footing.recorded) return { outcome: { kind: 'reply', reply: footing.recorded } };
+  if (!footing.entry)
+    return { outcome: failed(404, 'conversation_not_found', `no conversation ${conversation}`) };
+  const entry = catalogEntryOf(footing.entry);
+  const saved = footing.state === null ? undefined : parseState(footing.state, conversationSource(key));
   if (saved?.ended)
     return {
-      kind: 'failed',
-      status: 409,
-      code: 'conversation_ended',
-      message: `conversation ${conversation} has ended (a quit transition was taken)`,
+      outcome: failed(
+        409,
+        'conversation_ended',
+        `conversation ${conversation} has ended (a quit transition was taken)`,
+      ),
     };
   const live = await lent.hub.at(entry, saved).catch((error: unknown) => {
     if (error instanceof ApiError && error.code === 'graph_not_served')
@@ -190,22 +201,27 @@ async function runLocked(
       saidIn(text, result.reply),
     ),
   };
-  await client.query('begin');
   try {
     await recordConversationState(client, key, result.state, saved);
     await putCatalogEntry(client, next);
     if (!(await recordServedReply(client, conversation, request, reply))) throw new DuplicateWrite(request);
-    await client.query('commit');
   } catch (error) {
-    await client.query('rollback').catch(() => undefined);
+    // What the agent holds here was not stored: the next turn here opens the stored state again.
     live.forget();
-    if (!(error instanceof DuplicateWrite)) throw error;
-    const won = await servedReply(client, conversation, request);
-    return won ? { kind: 'reply', reply: won } : 'overtaken';
+    throw error;
   }
-  live.stored(next);
-  lent.notices.served(conversation, request, reply);
-  return { kind: 'reply', reply };
+  return { outcome: { kind: 'reply', reply }, stored: () => live.stored(next) };
+}
+
+function failed(status: ApiStatus, code: string, message: string): StepOutcome {
+  return { kind: 'failed', status, code, message };
+}
+
+/** A catalog row as read by turnFooting, as an entry. */
+function catalogEntryOf(row: Record<string, string | null>): CatalogEntry {
+  const { history, ...rest } = row;
+  const entry = rest as unknown as CatalogEntry;
+  return history === null || history === undefined ? entry : { ...entry, history };
 }
 
 /** What the client is told of a turn that failed; what only the operator should read goes to the log. */

@@ -197,7 +197,8 @@ async function conversationFor(
         ? conversationKeyed(owner, key)
         : undefined;
   if (id !== undefined) {
-    const conversation = (await ctx.hub.find(owner, id)) ?? (await madeOrFound(ctx, owner, graph, id));
+    const conversation =
+      (await ctx.hub.find(owner, id, { current: false })) ?? (await madeOrFound(ctx, owner, graph, id));
     if (conversation.entry.graph !== graph)
       throw new ApiError(
         400,

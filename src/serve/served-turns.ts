@@ -65,8 +65,8 @@ export async function conversationOfRequest(db: pg.Pool, request: string): Promi
 }
 
 /**
- * Records `reply` for `request` inside the caller's transaction on `client`, and announces it at commit.
- * False when the request has a reply already: another run of the turn won, and the caller rolls back.
+ * Records `reply` for `request` inside the caller's transaction on `client`, and announces it at commit
+ * (one statement). False when the request has a reply already: another run of the turn won.
  */
 export async function recordServedReply(
   client: pg.PoolClient,
@@ -75,40 +75,77 @@ export async function recordServedReply(
   reply: ServedReply,
 ): Promise<boolean> {
   const { rowCount } = await client.query(
-    `insert into ${SCHEMA}.served_turns (conversation, request, reply) values ($1, $2, $3)
-     on conflict do nothing`,
-    [conversation, request, JSON.stringify(reply)],
+    `with served as (
+       insert into ${SCHEMA}.served_turns (conversation, request, reply) values ($1, $2, $3)
+       on conflict do nothing returning 1
+     )
+     select pg_notify($4, $5) from served`,
+    [conversation, request, JSON.stringify(reply), SERVED_CHANNEL, `${conversation}\n${request}`],
   );
-  if (rowCount === 0) return false;
-  await client.query(`select pg_notify($1, $2)`, [SERVED_CHANNEL, `${conversation}\n${request}`]);
-  return true;
+  return rowCount === 1;
+}
+
+/** What a turn starts from, read at once: its recorded reply, the conversation's entry and state. */
+export interface TurnFooting {
+  recorded: ServedReply | undefined;
+  /** The catalog entry's row (catalog.ts), as stored. */
+  entry: Record<string, string | null> | undefined;
+  /** The stored state's JSON, unchecked. */
+  state: unknown;
 }
 
 /**
- * Runs `work` on a client of `db` that holds `conversation`'s lock: one turn at a time in a conversation,
- * whichever process runs it. The lock is the session's, so a process that dies lets it go with its
- * connection; a client whose unlock failed is closed rather than returned to the pool still locked.
+ * Reads `request`'s recorded reply in `conversation`, its catalog entry and its state under `key` (the
+ * store's tables) in one round trip: a turn reads them every time, on the lock's connection.
  */
-export async function withConversationLock<T>(
+export async function turnFooting(
+  client: pg.PoolClient,
+  conversation: string,
+  request: string,
+  key: string,
+): Promise<TurnFooting> {
+  const { rows } = await client.query<{
+    recorded: ServedReply | null;
+    entry: TurnFooting['entry'] | null;
+    state: unknown;
+  }>(
+    `select
+       (select reply from ${SCHEMA}.served_turns where conversation = $1 and request = $2) as recorded,
+       (select row_to_json(e) from (select id, graph, owner, created, updated, history
+          from ${SCHEMA}.catalog where id = $1) e) as entry,
+       (select state from ${SCHEMA}.conversations where key = $3) as state`,
+    [conversation, request, key],
+  );
+  const row = rows[0]!;
+  return { recorded: row.recorded ?? undefined, entry: row.entry ?? undefined, state: row.state };
+}
+
+/**
+ * Runs `work` in a transaction of a client of `db` that holds `conversation`'s lock: one turn at a time
+ * in a conversation, whichever process runs it. The lock is the transaction's: the commit (when `work`
+ * resolves) or the rollback (when it throws, or its process dies with its connection) lets it go. It is
+ * taken with the transaction's start, in one round trip.
+ */
+export async function inConversationTransaction<T>(
   db: Database,
   conversation: string,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await db.pool.connect();
-  const lock = (action: 'lock' | 'unlock') =>
-    client.query(`select pg_advisory_${action}(hashtext('meta_agent.turn'), hashtext($1))`, [conversation]);
   try {
-    await lock('lock');
+    const name = client.escapeLiteral(conversation);
+    await client.query(`begin; select pg_advisory_xact_lock(hashtext('meta_agent.turn'), hashtext(${name}))`);
+    const result = await work(client);
+    await client.query('commit');
+    client.release();
+    return result;
   } catch (error) {
-    client.release(error as Error);
-    throw error;
-  }
-  try {
-    return await work(client);
-  } finally {
-    await lock('unlock').then(
-      () => client.release(),
-      (error: Error) => client.release(error),
+    const rolledBack = await client.query('rollback').then(
+      () => true,
+      () => false,
     );
+    // A connection that cannot roll back is not given back to the pool.
+    client.release(rolledBack ? undefined : (error as Error));
+    throw error;
   }
 }

@@ -205,8 +205,10 @@ describe('serve and worker on PostgreSQL', () => {
 
   it('stops a worker on SIGTERM (exit 0) or Ctrl+C (exit 130), and refuses to start one without a database', async () => {
     const url = await freshDatabase();
-    expect((await (await worker(url)).stop('SIGTERM')).code).toBe(0);
-    expect((await (await worker(url)).stop('SIGINT')).code).toBe(130);
+    const stopped = await (await worker(url)).stop('SIGTERM');
+    expect(stopped, stopped.stderr).toMatchObject({ code: 0 });
+    const interrupted = await (await worker(url)).stop('SIGINT');
+    expect(interrupted, interrupted.stderr).toMatchObject({ code: 130 });
     const none = await runCli(['worker', ECHO]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^error: a worker takes its work from a database, and none was named\n/);

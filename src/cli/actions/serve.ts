@@ -101,8 +101,10 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
       );
     throw error;
   });
+  // Listened for before the line is out: whoever waits for the line may signal at once.
+  const stop = stopSignal();
   writeOut(`listening on ${server.url}\n`);
-  const signal = await stopSignal();
+  const signal = await stop;
   writeErr(`stopping: letting the turns in flight finish (at most ${options.grace}s)\n`);
   const deadline = Date.now() + options.grace * 1000;
   await server.shutdown(options.grace * 1000);

@@ -55,8 +55,10 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
     await serving.close();
     throw error;
   });
+  // Listened for before the line is out: whoever waits for the line may signal at once.
+  const stop = stopSignal();
   writeOut(`worker ${durable.executorId} taking work from ${Object.keys(QUEUES).join(', ')}\n`);
-  const signal = await stopSignal();
+  const signal = await stop;
   writeErr(`stopping: taking no more work, letting what runs finish (at most ${options.grace}s)\n`);
   await durable.shutdown(options.grace * 1000);
   await hub.close(0);
