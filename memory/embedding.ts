@@ -40,8 +40,11 @@ export class Embedding {
     return this.#wordsOnly;
   }
 
-  /** The namespace's manifest was read (again): whether its vectors suit the embedder is decided anew. */
-  follow(manifest: Manifest): void {
+  /**
+   * The namespace's manifest (or its row in Postgres) was read (again): whether its vectors suit the
+   * embedder is decided anew.
+   */
+  follow(manifest: Pick<Manifest, 'model'>): void {
     if (this.embedder) this.#wordsOnly = modelMismatch(manifest, this.embedder);
   }
 
@@ -127,7 +130,7 @@ function checkVectors(vectors: readonly number[][], count: number, dimensions: n
 }
 
 /** Why the namespace's vectors cannot be used with `embedder`, or undefined. */
-function modelMismatch(manifest: Manifest, embedder: Embedder): string | undefined {
+function modelMismatch(manifest: Pick<Manifest, 'model'>, embedder: Embedder): string | undefined {
   if (manifest.model === undefined || manifest.model === embedder.modelName) return undefined;
   return `its memories were embedded with ${manifest.model} and the embedder is ${embedder.modelName} (\`meta-agent memory reindex\` embeds them again)`;
 }

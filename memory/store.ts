@@ -17,11 +17,14 @@
  * alone and says so once; `reindex` embeds every memory again with the embedder of now.
  */
 import { randomBytes } from 'node:crypto';
-import { publicItem, type Item } from './contents.js';
+import { dirname } from 'node:path';
+import { publicItem } from './contents.js';
 import { embedAll, Embedding, type Embedder } from './embedding.js';
 import { MemoryDamaged } from './files.js';
-import { fuse, type Fused } from './fusion.js';
+import { fuse } from './fusion.js';
+import type { Memory, MemoryHit, MemoryItem, MemoryStats } from './memory.js';
 import { Namespace } from './namespace.js';
+import { listNamespaces } from './namespaces.js';
 import { encodeVector, type AddRecord, type LogRecord } from './records.js';
 
 export { MemoryDamaged } from './files.js';
@@ -45,28 +48,7 @@ export const SNAPSHOT_RATIO = 50;
 /** Unsaved records past which an add saves the indexes itself, without waiting for close. */
 export const SNAPSHOT_WHILE_OPEN = 1_000;
 
-/** A memory: its id, text, metadata, when it was added and whether it has a vector. */
-export type MemoryItem = Omit<Item, 'label'>;
-
-export type MemoryHit = MemoryItem & Omit<Fused, 'id'>;
-
-export interface MemoryStats {
-  folder: string;
-  items: number;
-  embedded: number;
-  /** Forgotten memories still taking room in the log and index, until compaction. */
-  forgottenPending: number;
-  model?: string;
-  dimensions?: number;
-  /** Why search goes by words alone, when it does. */
-  wordsOnly?: string;
-  logBytes: number;
-  /** Bytes of the snapshot's index files. */
-  indexBytes: number;
-  /** Records of the log the snapshot holds, of all. */
-  snapshotRecords: number;
-  records: number;
-}
+export type { MemoryHit, MemoryItem, MemoryStats } from './memory.js';
 
 export interface OpenOptions {
   /** The namespace's folder; made on the first write. */
@@ -76,7 +58,7 @@ export interface OpenOptions {
   onNotice?: (message: string) => void;
 }
 
-export class MemoryStore {
+export class MemoryStore implements Memory {
   readonly folder: string;
   readonly #namespace: Namespace;
   readonly #embedding: Embedding;
@@ -250,6 +232,11 @@ export class MemoryStore {
     };
   }
 
+  /** The namespaces in the folder beside this one's. */
+  namespaces(): Promise<string[]> {
+    return listNamespaces(dirname(this.folder));
+  }
+
   /** Saves the indexes when enough was appended since they were last saved (SNAPSHOT_RATIO). */
   async close(): Promise<void> {
     if (this.#namespace.unsaved() > 0) await this.#namespace.write(() => this.#snapshotWhenDue(1));
@@ -278,7 +265,8 @@ export class MemoryStore {
   }
 }
 
-function checkText(text: string): void {
+/** Throws a RangeError when `text` cannot be a memory: empty, or longer than MAX_TEXT_CHARS. */
+export function checkText(text: string): void {
   if (text.trim() === '') throw new RangeError('a memory cannot be empty');
   if (text.length > MAX_TEXT_CHARS)
     throw new RangeError(`a memory holds at most ${MAX_TEXT_CHARS.toLocaleString('en-US')} characters`);

@@ -14,7 +14,8 @@ interface Document {
 const COMPOUND = /[\p{L}\p{N}]+(?:[_\-.:/#][\p{L}\p{N}]+)*/gu;
 const PART = /[\p{L}\p{N}]+/gu;
 
-function terms(text: string): string[] {
+/** The terms of `text` as the index keeps them, before lowercasing; Postgres memory keeps the same. */
+export function terms(text: string): string[] {
   const found: string[] = [];
   for (const [compound] of text.matchAll(COMPOUND)) {
     const parts = compound.match(PART) ?? [];

@@ -130,8 +130,10 @@ export class GoalLoop {
       state.used.costUsd += event.costUsd ?? 0;
     });
     try {
-      // The run file exists from the start, so a run killed before its first answer can be resumed.
-      await book.save();
+      // The run file exists from the start, so a run killed before its first answer can be resumed. A run
+      // resumed in the middle of a command is not saved as running again: a store keeps that phase as a
+      // claim of whoever moved the command to it (another process, now gone), and this one only settles it.
+      if (state.pending?.phase !== 'running') await book.save();
       while (!state.ended) await this.#perform(this.#next(signal), signal);
     } catch (error) {
       if (error instanceof RunEnded) {

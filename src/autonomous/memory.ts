@@ -1,7 +1,7 @@
 /**
  * Long-term memory as runs, autograms and the `memory` command open it: a namespace under the
- * workspace's `.meta-agent/memory/` (out of reach of the agents' file commands), embedded by the
- * embedder role's model. A namespace name or a namespace's files that cannot be used are user errors.
+ * workspace's `.meta-agent/memory/` (out of reach of the agents' file commands), or, given a database
+ * URL, the namespace's rows in PostgreSQL, shared by every worker; embedded by the embedder role's model. A namespace name or a namespace's files that cannot be used are user errors.
  * Code nodes reach memory through the host door (`memoryHost`), as they reach everything of the host.
  */
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import type { HostNamespace } from '../engine/interpreter.js';
 import { UserError } from '../errors.js';
 import type { LanguageModel } from '../llm/types.js';
 import { namespaceFolder, namespaceProblem } from '../../memory/namespaces.js';
+import type { Memory } from '../../memory/memory.js';
 import { MemoryDamaged, MemoryStore } from '../../memory/store.js';
 import { NamespaceBusy } from '../../memory/lock.js';
 import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
@@ -19,8 +20,10 @@ export function memoryRoot(workspace: string): string {
 }
 
 export interface MemoryLocation {
-  /** The workspace folder whose memory it is. */
+  /** The workspace folder whose memory it is (in files: without `database`). */
   workspace: string;
+  /** The PostgreSQL that holds memory instead of the workspace (`--database`, META_AGENT_DATABASE_URL). */
+  database?: string;
   namespace: string;
   /** The embedder role's model; memory goes by words alone when it cannot embed. */
   embedder?: LanguageModel;
@@ -28,10 +31,19 @@ export interface MemoryLocation {
   onNotice?: (message: string) => void;
 }
 
-export async function openMemory(location: MemoryLocation): Promise<MemoryStore> {
+/** The namespace's memory: in the database when `location` names one, else in the workspace's files. */
+export async function openMemory(location: MemoryLocation): Promise<Memory> {
   const problem = namespaceProblem(location.namespace);
   if (problem) throw new UserError(`--namespace: ${problem}`, 2);
   try {
+    if (location.database !== undefined) {
+      const { openPostgresMemory } = await import('../../memory/postgres.js');
+      return await openPostgresMemory(location.database, {
+        namespace: location.namespace,
+        ...(location.embedder && { embedder: location.embedder }),
+        ...(location.onNotice && { onNotice: location.onNotice }),
+      });
+    }
     return await MemoryStore.open({
       folder: namespaceFolder(memoryRoot(location.workspace), location.namespace),
       ...(location.embedder && { embedder: location.embedder }),
@@ -72,7 +84,7 @@ const searchArgs = z.tuple([z.string(), z.number().int().min(1).max(MAX_K).optio
  * Memory as code nodes see it: `memory.add(text, meta?)` returns the new memory's id, and
  * `memory.search(query, k = 5)` the closest memories as plain data. The store opens on first use.
  */
-export function memoryHost(opened: () => Promise<MemoryStore>): HostNamespace {
+export function memoryHost(opened: () => Promise<Memory>): HostNamespace {
   const call = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();

@@ -2,7 +2,7 @@
  * Which database a command uses: `--database`, else META_AGENT_DATABASE_URL, else none (the files). A
  * URL that is not a postgres:// one is refused before anything starts.
  */
-import { checkedUrl, DATABASE_ENV } from '../postgres/database.js';
+import { checkedUrl, DATABASE_ENV } from '../postgres/url.js';
 
 export function databaseUrl(
   option: string | undefined,

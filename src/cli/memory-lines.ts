@@ -2,6 +2,7 @@
  * How `meta-agent memory` shows memories, search hits and a namespace's stats to a person (--json
  * prints the store's own values instead). Pure: the caller writes the lines.
  */
+import type { DatabaseMemoryStats } from '../../memory/memory.js';
 import type { MemoryHit, MemoryItem, MemoryStats } from '../../memory/store.js';
 import { plural } from './words.js';
 
@@ -30,16 +31,36 @@ export function hitLines(hit: MemoryHit, width?: number): string[] {
 /** What `stats` shows besides the store's numbers. */
 export interface StatsContext {
   namespace: string;
-  /** Every namespace of the workspace. */
+  /** Every namespace of the workspace (or the database). */
   namespaces: string[];
   /** The embedding model of now, or why there is none. */
   embedder: { model: string } | { missing: string };
 }
 
-export function statsLines(stats: MemoryStats, context: StatsContext): string[] {
+/** The rows that say where a namespace is kept, and what its files take there. */
+function storageRows(stats: MemoryStats | DatabaseMemoryStats): {
+  where: [string, string];
+  sizes: Array<[string, string]>;
+} {
+  if ('database' in stats) return { where: ['database', stats.database], sizes: [] };
+  return {
+    where: ['folder', stats.folder],
+    sizes: [
+      ['forgotten', `${stats.forgottenPending} awaiting compaction`],
+      [
+        'log',
+        `${formatBytes(stats.logBytes)}, ${plural(stats.records, 'record')} (${stats.snapshotRecords} in the saved index)`,
+      ],
+      ['index', formatBytes(stats.indexBytes)],
+    ],
+  };
+}
+
+export function statsLines(stats: MemoryStats | DatabaseMemoryStats, context: StatsContext): string[] {
+  const { where, sizes } = storageRows(stats);
   const rows: Array<[string, string]> = [
     ['namespace', context.namespace],
-    ['folder', stats.folder],
+    where,
     ['memories', `${stats.items} (${stats.embedded} embedded)`],
     [
       'vectors',
@@ -49,12 +70,7 @@ export function statsLines(stats: MemoryStats, context: StatsContext): string[] 
     ],
     ['embedder', 'model' in context.embedder ? context.embedder.model : `none: ${context.embedder.missing}`],
     ['search', stats.wordsOnly === undefined ? 'by meaning and words' : `by words only: ${stats.wordsOnly}`],
-    ['forgotten', `${stats.forgottenPending} awaiting compaction`],
-    [
-      'log',
-      `${formatBytes(stats.logBytes)}, ${plural(stats.records, 'record')} (${stats.snapshotRecords} in the saved index)`,
-    ],
-    ['index', formatBytes(stats.indexBytes)],
+    ...sizes,
     ['namespaces', context.namespaces.length === 0 ? '(none yet)' : context.namespaces.join(', ')],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -2,6 +2,7 @@
  * The model options (declared in options.ts) turned into models: this loads the model clients, so only
  * the commands' implementations import it.
  */
+import { resolve } from 'node:path';
 import { resolveEndpoints, resolveModels } from '../llm/config.js';
 import type { GraphModelConfig, ModelFlags, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';
 import type { ModelOptionValues } from './options.js';
@@ -77,6 +78,19 @@ export async function modelsForFile(
   const note = graphEndpointNote(resolved.endpoints, kind);
   if (note) writeErr(note);
   return resolved;
+}
+
+/**
+ * The model options as a durable workflow keeps them in its input, for whichever process carries it:
+ * plain JSON, only the model flags, the script's path made absolute. Never a key: keys are not options,
+ * each process reads its own environment's.
+ */
+export function modelOptionsToKeep(options: ModelOptionValues): ModelOptionValues {
+  const { model, baseUrl, provider, script, classifierModel, userbotModel, embedderModel } = options;
+  const kept = { model, baseUrl, provider, classifierModel, userbotModel, embedderModel };
+  return JSON.parse(
+    JSON.stringify({ ...kept, ...(script !== undefined && { script: resolve(script) }) }),
+  ) as ModelOptionValues;
 }
 
 /**

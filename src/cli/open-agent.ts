@@ -20,7 +20,13 @@ import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
 import type { Store } from '../store/store.js';
 import { openGraph } from './load-graph.js';
-import { hasModelFlags, modelsForFile, type ModelFileKind, type NotReady } from './model-options.js';
+import {
+  hasModelFlags,
+  modelsForFile,
+  modelsFromOptions,
+  type ModelFileKind,
+  type NotReady,
+} from './model-options.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { writeErr } from './terminal.js';
 
@@ -48,6 +54,11 @@ export interface RunSetup {
    * fetches it. A graph that calls no model fetches nothing either way.
    */
   terminalUi?: boolean;
+  /**
+   * Say nothing on stderr while opening (the `[scripted]` note, what the file sends where): one of many
+   * agents opened for the same run, whose command said it once already.
+   */
+  quiet?: boolean;
 }
 
 /** A graph ready to run. Dispose the interpreter when done. */
@@ -89,8 +100,10 @@ export async function openAgent(
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
   const notReady = setup.terminalUi ? 'fail-on-first-call' : 'fetch-on-first-call';
-  const models = meter.meter(await resolveModels(options, file.config.models, notReady));
-  if (models.chatbot.answersFrom === 'rules')
+  const models = meter.meter(
+    await resolveModels(options, file.config.models, notReady, 'graph', setup.quiet),
+  );
+  if (models.chatbot.answersFrom === 'rules' && !setup.quiet)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const open = agentOpener({
     models,
@@ -153,9 +166,15 @@ export async function resolveModels(
   config: GraphFile['config']['models'] | undefined,
   notReady: NotReady,
   kind: ModelFileKind = 'graph',
+  quiet = false,
 ): Promise<ModelSet> {
   try {
-    return (await modelsForFile(options, config, kind, { notReady })).models;
+    const setup = { notReady };
+    return (
+      quiet
+        ? await modelsFromOptions(options, config, setup)
+        : await modelsForFile(options, config, kind, setup)
+    ).models;
   } catch (error) {
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);

@@ -1,11 +1,25 @@
 /**
- * What `meta-agent simulate` reports: simulated conversations run one at a time (so each can report
- * progress) folded into one summary of classifier agreement per node and edges never covered, as a
+ * What `meta-agent simulate` reports: simulated conversations, each finished one reported as progress,
+ * folded into one summary of classifier agreement per node and edges never covered, as a
  * readable table or as JSON.
  */
 import type { SimulatedConversation, SimulationReport } from '../engine/simulate.js';
 import { isChatNode } from '../engine/transitions.js';
 import type { GraphView } from '../graph/view.js';
+
+/**
+ * One finished conversation as the report folds it: the conversation (its state left out) and its
+ * agreement and coverage (a SimulationReport of one).
+ */
+export interface FinishedConversation extends Pick<SimulationReport, 'nodes' | 'neverCovered'> {
+  conversation: Omit<SimulatedConversation, 'state'>;
+}
+
+/** A report of one conversation as the report folds it. */
+export function finishedOf(report: SimulationReport): FinishedConversation {
+  const { state: _state, ...conversation } = report.conversations[0]!;
+  return { conversation, nodes: report.nodes, neverCovered: report.neverCovered };
+}
 
 /** Agreement at one chat node whose transition the classifier chooses. */
 export interface NodeAgreement {
@@ -33,7 +47,7 @@ export interface SimulationSummary {
  */
 export function summarize(
   graph: GraphView,
-  reports: readonly SimulationReport[],
+  reports: readonly Pick<SimulationReport, 'nodes' | 'neverCovered'>[],
   run: { seed: number; turns: number },
 ): SimulationSummary {
   const totals = new Map<string, NodeAgreement>();
@@ -91,7 +105,7 @@ export function formatSummary(summary: SimulationSummary): string {
 }
 
 /** One conversation as `--json` lists it: transitions named, states left out. */
-export function transcriptOf(graph: GraphView, conversation: SimulatedConversation) {
+export function transcriptOf(graph: GraphView, conversation: Omit<SimulatedConversation, 'state'>) {
   const named = (node: string, index: number | undefined) =>
     index === undefined ? undefined : graph.get(node)?.transitions[index];
   return {
@@ -113,7 +127,11 @@ export function transcriptOf(graph: GraphView, conversation: SimulatedConversati
  * One progress line: `conversation 2/5: 4 user replies, ended by quit; classifier agreed 3 of 4`; a
  * conversation whose simulated user was told the end signal (`<end>`) says `ended by the simulated user`.
  */
-export function progressLine(index: number, count: number, conversation: SimulatedConversation): string {
+export function progressLine(
+  index: number,
+  count: number,
+  conversation: Omit<SimulatedConversation, 'state'>,
+): string {
   const turns = conversation.turns.length;
   const checked = conversation.turns.filter((turn) => turn.agreed !== undefined);
   const agreed = checked.filter((turn) => turn.agreed).length;

@@ -7,9 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isUserError } from '../errors.js';
-import { openDatabase, unreachable, type Database } from '../postgres/database.js';
+import type { Database } from '../postgres/database.js';
 import { fileStore } from '../store/files.js';
-import { migrateStore, postgresStore } from '../store/postgres.js';
 import type { Store } from '../store/store.js';
 import { databaseUrl } from './database.js';
 
@@ -39,6 +38,11 @@ export async function openStore(
 ): Promise<OpenedStore> {
   const url = databaseUrl(option, env);
   if (url === undefined) return { store: fileStore(folder), inDatabase: false, close: async () => undefined };
+  // The PostgreSQL client loads only for a command that uses it.
+  const [{ openDatabase, unreachable }, { migrateStore, postgresStore }] = await Promise.all([
+    import('../postgres/database.js'),
+    import('../store/postgres.js'),
+  ]);
   const db = await openDatabase(url);
   try {
     await migrateStore(db);

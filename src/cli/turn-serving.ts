@@ -51,9 +51,10 @@ export async function openTurnServing(
     throw isUserError(error) ? error : unreachable(db.shown, error);
   }
   const keyOf = (id: string) => `serve:${id}`;
+  const store = postgresStore(db, { claimant: CLAIMANT });
   return {
     db,
-    store: postgresStore(db, { claimant: CLAIMANT }),
+    store,
     turns: new DurableTurns(db, notices, options.maxRunning),
     keyOf,
     launch: (role, hub, listen) => {
@@ -64,6 +65,7 @@ export async function openTurnServing(
         url,
         role,
         executorId,
+        store,
         onProblem: options.onProblem,
         ...(listen && { listen }),
       });

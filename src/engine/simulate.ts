@@ -34,6 +34,15 @@ export function seededRandom(seed: number): Random {
   };
 }
 
+/**
+ * The random source of conversation `index` (from 1) of a simulation seeded with `seed`: each
+ * conversation has its own, so one can be simulated apart from the others (on another machine, or
+ * again after a stop) and still sample what it would have in a run of them all.
+ */
+export function conversationRandom(seed: number, index: number): Random {
+  return seededRandom((seed ^ Math.imul(index, 0x9e3779b9)) >>> 0);
+}
+
 export interface SimulationOptions {
   /** User replies per conversation at most. */
   turns: number;

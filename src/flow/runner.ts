@@ -55,7 +55,24 @@ export interface FlowRunOptions {
   keptAt?: { store: FlowRunStore; key: string };
   /** Stops the pass: calls in flight are abandoned and the state stays as the last step saved it. */
   signal?: AbortSignal;
+  /** How a step's nodes are asked; default: up to `concurrency` at once, in this process. */
+  askNodes?: NodeAsker;
 }
+
+/**
+ * Asks a step's nodes: calls `ask` once for each of `nodes` (with at most `concurrency` in flight) and
+ * gives back what each call gave, in the order of `nodes`. What a call gives is plain JSON, so an asker
+ * may record it and give it back later without asking again: a durable pass (src/durable/flow-pass.ts)
+ * makes each node a step of its workflow, so a node whose answer was recorded is not asked twice.
+ */
+export type NodeAsker = <T>(
+  nodes: readonly string[],
+  concurrency: number,
+  ask: (node: string) => Promise<T>,
+) => Promise<T[]>;
+
+/** The default asker: the nodes in this process, up to `concurrency` at once. */
+export const askInProcess: NodeAsker = (nodes, concurrency, ask) => mapBounded(nodes, concurrency, ask);
 
 /** How a pass ended. */
 export interface PassReport {
@@ -79,7 +96,7 @@ export interface PassReport {
   interrupted: boolean;
 }
 
-/** A node's evaluation: its result, and what it leaves for the step's commit. */
+/** A node's evaluation: its result, and what it leaves for the step's commit. Plain JSON (see NodeAsker). */
 interface Evaluated {
   result: NodeResult;
   database?: Record<string, Json>;
@@ -206,7 +223,8 @@ class PassRunner {
       this.#state,
       (node) => Object.hasOwn(pass.results, node) || running.has(node),
     );
-    const evaluated = await mapBounded(ready, this.#concurrency, (name) =>
+    const askNodes = this.#options.askNodes ?? askInProcess;
+    const evaluated = await askNodes(ready, this.#concurrency, (name) =>
       this.#evaluate(structure, pass, name, database, limits),
     );
     this.#options.signal?.throwIfAborted();

@@ -5,9 +5,9 @@
  */
 import pg from 'pg';
 import { UserError } from '../errors.js';
+import { shownUrl } from './url.js';
 
-/** The variable that switches meta-agent from files to Postgres (`--database` overrides it). */
-export const DATABASE_ENV = 'META_AGENT_DATABASE_URL';
+export { checkedUrl, DATABASE_ENV, shownUrl } from './url.js';
 
 /** The schema that holds meta-agent's own tables (DBOS keeps its own, `dbos`). */
 export const SCHEMA = 'meta_agent';
@@ -17,30 +17,6 @@ export interface Database {
   /** The URL with its password hidden, for messages. */
   readonly shown: string;
   close(): Promise<void>;
-}
-
-/** The URL's parts, or a UserError saying what is wrong with it. */
-export function checkedUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UserError(
-      `the database URL is not a URL: ${JSON.stringify(url)}`,
-      2,
-      'it looks like postgres://USER:PASSWORD@HOST:5432/DATABASE',
-    );
-  }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new UserError(`the database URL must start with postgres://, not ${parsed.protocol}//`, 2);
-  return parsed;
-}
-
-/** The URL as it may be shown: without its password. */
-export function shownUrl(url: string): string {
-  const parsed = checkedUrl(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }
 
 /**

@@ -20,6 +20,12 @@ export interface ServeContext {
   goalLoop: GoalLoopPermissions;
   /** The models goal runs started over HTTP use. */
   models: ModelSet;
+  /**
+   * DBOS is launched in this process (the server keeps its work in PostgreSQL): a goal run's questions
+   * are DBOS messages (durable/approvals.ts), which any server of the database, or `meta-agent
+   * approve`, answers.
+   */
+  durable?: boolean;
   /** The store key of the run of flow pass `id`. */
   flowRunKey(id: string): string;
   limits: ServeLimits;

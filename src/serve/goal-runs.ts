@@ -11,6 +11,7 @@
  * one stops before its next command with an effect, so the shutdown waits for no one's answer.
  */
 import { join, resolve } from 'node:path';
+import { DBOS } from '@dbos-inc/dbos-sdk';
 import { subAgentsOf } from '../agent/open.js';
 import { allowedCommands } from '../autonomous/allow-rules.js';
 import { spendOf } from '../autonomous/budget.js';
@@ -19,13 +20,14 @@ import { DEFAULT_GOAL_MAX_STEPS } from '../autonomous/nested-run.js';
 import { openGoalResources, type GoalResources } from '../autonomous/resources.js';
 import { workspaceFolder } from '../autonomous/run-file.js';
 import { DEFAULT_ROLE, newRunState, type RunState } from '../autonomous/run-state.js';
+import { DurableApprover, answerQuestion } from '../durable/approvals.js';
 import { isUserError } from '../errors.js';
 import { EventBus, type AgentEvent, type GoalEndReason, type GoalSpend } from '../events.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { ServeContext } from './context.js';
 import { ApiError } from './errors.js';
 import { EventLog } from './event-log.js';
-import { HttpApprover, ServerStopping } from './http-approver.js';
+import { HttpApprover, notAwaiting, ServerStopping } from './http-approver.js';
 import { OwnedWork } from './owned-work.js';
 
 /** What a client asks for (POST /v1/runs). */
@@ -150,7 +152,7 @@ export class GoalRuns {
         (message) => ctx.onProblem(message),
       );
       const key = await ctx.store.goalRuns.create(state, [name]);
-      const approver = new HttpApprover();
+      const approver = ctx.durable ? new DurableApprover(state.id) : new HttpApprover();
       const loop = new GoalLoop({
         state,
         chatbot: models.chatbot,
@@ -177,7 +179,7 @@ interface LiveRunSetup {
   owner: string;
   folder: string;
   loop: GoalLoop;
-  approver: HttpApprover;
+  approver: HttpApprover | DurableApprover;
   events: EventBus;
   opened: GoalResources;
   ctx: ServeContext;
@@ -190,7 +192,7 @@ export class LiveRun {
   /** Settles once the loop has stopped, for whatever reason. */
   readonly done: Promise<void>;
   readonly #loop: GoalLoop;
-  readonly #approver: HttpApprover;
+  readonly #approver: HttpApprover | DurableApprover;
   readonly #folder: string;
   /** How the loop ended when it did not end the run itself: it failed, or the server stopped it. */
   #halted: { reason: 'failed' | 'stopped'; detail: string } | undefined;
@@ -261,14 +263,16 @@ export class LiveRun {
   }
 
   /** Answers the command waiting for approval (`y`, `y -N`, `n`, or feedback); 409 when none waits. */
-  answer(text: string): void {
-    this.#approver.answer(text);
+  async answer(text: string): Promise<void> {
+    if (this.#approver instanceof HttpApprover) this.#approver.answer(text);
+    else await answerRun(this.id, text);
   }
 
   /** The server is stopping: withdraw the open question, and ask (so stop) before the next command. */
   stop(): void {
     this.#loop.interrupt();
-    this.#approver.stop();
+    if (this.#approver instanceof HttpApprover) this.#approver.stop();
+    else this.#approver.stop(new ServerStopping());
   }
 
   /** A loop that threw: the run is saved at its last phase; the stream is told why it ends. */
@@ -288,6 +292,15 @@ export class LiveRun {
   #shown(event: AgentEvent): AgentEvent {
     return event.type === 'goal.started' ? { ...event, workspace: this.#folder } : event;
   }
+}
+
+/**
+ * Sends `text` to the question run `id` waits on, as a DBOS message (it may wait in another server of
+ * the database); a 409, as for a run in this process, when none waits.
+ */
+export async function answerRun(id: string, text: string): Promise<void> {
+  const outcome = await answerQuestion(DBOS, id, text);
+  if (outcome.kind !== 'sent') throw notAwaiting();
 }
 
 /**

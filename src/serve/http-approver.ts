@@ -17,6 +17,16 @@ export class ServerStopping extends Error {
   }
 }
 
+/** The answer to an answer for a run that asks nothing now. */
+export function notAwaiting(): ApiError {
+  return new ApiError(
+    409,
+    'the run is not waiting for an answer; GET the run (or follow its events) to see when it asks',
+    'run_not_awaiting',
+    'answer',
+  );
+}
+
 interface Question {
   request: ApprovalRequest;
   /** Ends the wait with an answer, or with why there will be none. */
@@ -56,13 +66,7 @@ export class HttpApprover implements Approver {
    * allows). A 409 when nothing waits: the run is working, or has ended.
    */
   answer(text: string): Approval {
-    if (!this.#open)
-      throw new ApiError(
-        409,
-        'the run is not waiting for an answer; GET the run (or follow its events) to see when it asks',
-        'run_not_awaiting',
-        'answer',
-      );
+    if (!this.#open) throw notAwaiting();
     const approval = parseApproval(text);
     this.#open.settle({ approval });
     return approval;

@@ -51,7 +51,7 @@ export function runRoutes(ctx: ServeContext): Hono<ServeEnv> {
 
   app.post('/:id/answer', async (c) => {
     const run = owned(c.get('owner'), c.req.param('id'));
-    run.answer((await readBody(c, answer)).answer);
+    await run.answer((await readBody(c, answer)).answer);
     return c.json(run.view());
   });
 

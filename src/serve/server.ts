@@ -24,9 +24,11 @@ export interface ServeSetup extends AppSetup {
   goalLoop: GoalLoopPermissions;
   /** The models of goal runs started over HTTP. */
   models: ModelSet;
+  /** DBOS is launched in this process: goal runs ask through DBOS messages (ServeContext.durable). */
+  durable?: boolean;
   limits: ServeLimits & { maxWaiting: number; idleMs: number };
   /** On Postgres: turns run as durable workflows (durable-turns.ts). */
-  durable?: TurnRunner;
+  turns?: TurnRunner;
   host: string;
   port: number;
   onProblem(message: string): void;
@@ -56,7 +58,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     keyOf: setup.conversationKey,
     maxWaiting: setup.limits.maxWaiting,
     idleMs: setup.limits.idleMs,
-    ...(setup.durable && { durable: setup.durable }),
+    ...(setup.turns && { durable: setup.turns }),
   });
   const ctx: ServeContext = {
     served,
@@ -64,6 +66,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     store: setup.store,
     goalLoop: setup.goalLoop,
     models: setup.models,
+    ...(setup.durable && { durable: true }),
     flowRunKey: setup.flowRunKey,
     limits: setup.limits,
     closing,

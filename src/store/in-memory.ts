@@ -5,12 +5,12 @@
  * makes the keys unique as a database would: a turn, a step's result or a node's committed result,
  * once recorded, is never replaced by a different one (DuplicateWrite).
  */
-import { createHash } from 'node:crypto';
 import { loadedRunState } from '../autonomous/run-state.js';
 import { parseState, type ConversationState } from '../engine/state.js';
 import { UserError } from '../errors.js';
 import { parseFlowRun, type FlowRunState } from '../flow/run-state.js';
 import { catalogInMemory } from './catalog.js';
+import { digestOf } from './digest.js';
 import type { Store } from './store.js';
 
 /** A write under a key the store holds with another value: the caller did a thing twice. */
@@ -39,7 +39,7 @@ export function inMemoryStore(): InMemoryStore {
     const recorded: string[] = [];
     for (const [name, item] of keyed) {
       const id = `${part} ${key} ${name}`;
-      const digest = createHash('sha256').update(JSON.stringify(item)).digest('hex');
+      const digest = digestOf(item);
       const held = unique.get(id);
       if (held === undefined) {
         unique.set(id, digest);

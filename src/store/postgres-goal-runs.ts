@@ -53,17 +53,21 @@ export async function loadGoalRun(db: Queryable, key: string): Promise<RunState>
 /**
  * Records the run `key` at a phase of its step, for `claimant` (this process): claims the pending step
  * when it is `running` (ClaimHeld when another claimant holds it), keeps every command's result unique
- * (DuplicateWrite), then replaces the run's state. Run it inside inTransaction so that a refused save
- * changes nothing.
+ * (DuplicateWrite), then replaces the run's state. `inherited` is the step of a run this process loaded
+ * as running already (its command may have run, in a process that stopped): the goal loop never runs
+ * such a step again, only records it as interrupted, so saving it as it was loaded claims nothing. Run
+ * it inside inTransaction so that a refused save changes nothing.
  */
 export async function saveGoalRun(
   db: Queryable,
   key: string,
   state: RunState,
   claimant: string,
+  inherited?: number,
 ): Promise<void> {
   const { pending } = state;
-  if (pending?.phase === 'running') await claimStep(db, key, pending.step, claimant);
+  if (pending?.phase === 'running' && pending.step !== inherited)
+    await claimStep(db, key, pending.step, claimant);
   await recordUnique(
     db,
     'goal_run_steps',

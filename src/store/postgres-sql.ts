@@ -5,9 +5,9 @@
  * of the value first recorded under it; `insert … on conflict do nothing` then a read of the digest
  * decides, without a read-then-write race, whether a write is new, a harmless repeat or a DuplicateWrite.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
+import { digestOf } from './digest.js';
 import { DuplicateWrite } from './in-memory.js';
 
 /**
@@ -22,7 +22,10 @@ export const STORE_MIGRATIONS: readonly string[] = [
   create table ${SCHEMA}.conversations (
     key text primary key,
     turn integer not null,
+    snapshot_turn integer not null,
     state json not null,
+    snapshot_bytes integer not null,
+    tail_bytes integer not null default 0,
     updated_at timestamptz not null default now()
   );
   create table ${SCHEMA}.conversation_turns (
@@ -106,11 +109,6 @@ export async function inTransaction<T>(
   }
 }
 
-/** The digest a unique key keeps of the value recorded under it. */
-export function digestOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex');
-}
-
 /** One unique key of a write: its columns' values beyond the part's key, a name for messages, its value. */
 export interface UniqueItem {
   columns: readonly (string | number)[];
@@ -122,9 +120,10 @@ export interface UniqueItem {
 
 /**
  * Records `items` under `key` in `table`, whose primary key is (key, ...columns) and which has a
- * `digest` column (and the `extra` columns each item gives values for): a new item is recorded, one held with the same digest is left alone, one held with
- * another digest is a DuplicateWrite naming `part` and the key (inside a transaction, nothing of the
- * write is kept then). Returns the names of the items recorded for the first time.
+ * `digest` column (and the `extra` columns each item gives values for): a new item is recorded, one
+ * held with the same digest is left alone, one held with another digest is a DuplicateWrite naming
+ * `part` and the key (inside a transaction, nothing of the write is kept then). Returns the names of
+ * the items recorded for the first time.
  */
 export async function recordUnique(
   db: Queryable,

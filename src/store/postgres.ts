@@ -23,6 +23,7 @@ import type { Store } from './store.js';
 export { putCatalogEntry, catalogInDatabase } from './postgres-catalog.js';
 export {
   conversationSource,
+  loadConversationAt,
   loadConversationState,
   recordConversationState,
 } from './postgres-conversations.js';
@@ -46,50 +47,59 @@ const REMEMBERED = 1000;
 export function postgresStore(db: Database, options: PostgresStoreOptions): Store {
   const { pool } = db;
   let migrated: Promise<void> | undefined;
-  const ready = () => (migrated ??= migrateStore(db));
+  /** `work`, once the tables are there. */
+  const ready = <T>(work: () => Promise<T>): Promise<T> => (migrated ??= migrateStore(db)).then(work);
   const remembered = new Map<string, ConversationState>();
   const remember = (key: string, state: ConversationState) => {
     remembered.delete(key);
     remembered.set(key, state);
     if (remembered.size > REMEMBERED) remembered.delete(remembered.keys().next().value!);
   };
+  /** The step each run this store loaded was running already (see saveGoalRun). */
+  const inherited = new Map<string, number>();
   const catalog = catalogInDatabase(pool);
   return {
     conversations: {
-      load: async (key) => {
-        await ready();
-        const state = await loadConversationState(pool, key);
-        if (state) remember(key, state);
-        return state;
-      },
-      save: async (key, state) => {
-        await ready();
-        await inTransaction(pool, (client) =>
-          recordConversationState(client, key, state, remembered.get(key)),
-        );
-        remember(key, state);
-      },
+      load: (key) =>
+        ready(async () => {
+          const state = await loadConversationState(pool, key);
+          if (state) remember(key, state);
+          return state;
+        }),
+      save: (key, state) =>
+        ready(async () => {
+          await inTransaction(pool, (client) =>
+            recordConversationState(client, key, state, remembered.get(key)),
+          );
+          remember(key, state);
+        }),
     },
     goalRuns: {
-      create: async (state) => (await ready(), createGoalRun(pool, state)),
-      load: async (key) => (await ready(), loadGoalRun(pool, key)),
-      save: async (key, state) => {
-        await ready();
-        await inTransaction(pool, (client) => saveGoalRun(client, key, state, options.claimant));
-      },
+      create: (state) => ready(() => createGoalRun(pool, state)),
+      load: (key) =>
+        ready(async () => {
+          const state = await loadGoalRun(pool, key);
+          if (state.pending?.phase === 'running') inherited.set(key, state.pending.step);
+          else inherited.delete(key);
+          return state;
+        }),
+      save: (key, state) =>
+        ready(() =>
+          inTransaction(pool, (client) =>
+            saveGoalRun(client, key, state, options.claimant, inherited.get(key)),
+          ),
+        ),
     },
     flowRuns: {
-      load: async (key, flow) => (await ready(), loadFlowRunState(pool, key, flow)),
-      save: async (key, state) => {
-        await ready();
-        await inTransaction(pool, (client) => saveFlowRunState(client, key, state));
-      },
+      load: (key, flow) => ready(() => loadFlowRunState(pool, key, flow)),
+      save: (key, state) =>
+        ready(() => inTransaction(pool, (client) => saveFlowRunState(client, key, state))),
     },
     catalog: {
-      get: async (id) => (await ready(), catalog.get(id)),
-      put: async (entry) => (await ready(), catalog.put(entry)),
-      list: async (owner) => (await ready(), catalog.list(owner)),
-      byHistory: async (owner, history) => (await ready(), catalog.byHistory(owner, history)),
+      get: (id) => ready(() => catalog.get(id)),
+      put: (entry) => ready(() => catalog.put(entry)),
+      list: (owner) => ready(() => catalog.list(owner)),
+      byHistory: (owner, history) => ready(() => catalog.byHistory(owner, history)),
     },
   };
 }

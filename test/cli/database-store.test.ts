@@ -1,7 +1,10 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/postgres/database.js';
+import { STORE_MIGRATIONS } from '../../src/store/postgres.js';
+import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
 import { runCli } from '../support/run-cli.js';
 import { freshDatabase } from '../support/postgres.js';
 
@@ -78,6 +81,53 @@ describe('chat --state NAME in PostgreSQL', () => {
   });
 });
 
+describe('a self-edited conversation in PostgreSQL', () => {
+  it('resumes with the graph its agent edited, and history lists the versions kept there', async () => {
+    const GROWER = join(root, 'test/fixtures/cli/grower.autogram.json');
+    const first = await runCli(['chat', GROWER, '--self-referential', '--state', 'grow', '--database', url], {
+      input: 'hi\n',
+      cwd,
+    });
+    expect(first).toMatchObject({ code: 0, stdout: 'Say anything.\nI grew a node.\n', stderr: '' });
+    const second = await runCli(['chat', GROWER, '--state', 'grow', '--database', url], {
+      input: 'bye\n',
+      cwd,
+    });
+    expect(second).toMatchObject({ code: 0, stdout: 'That is all.\n', stderr: '' });
+    const history = await runCli(['history', 'grow', '--database', url], { cwd });
+    expect(history.code).toBe(0);
+    expect(history.stdout).toMatch(/^grower \(grow\): version 2, 4 nodes\n/);
+    expect(history.stdout).toMatch(/\n +1 +\S+ +grow +add +grown\n +2 +\S+ +grow +update +grow\n$/);
+  });
+});
+
+describe('the first use of a database', () => {
+  it('makes the tables once when two processes start on it together', async () => {
+    const empty = await freshDatabase();
+    const [ann, bob] = await Promise.all(
+      ['ann', 'bob'].map((name) =>
+        runCli(['chat', GREETER, '--state', name, ...scripted, script, '--database', empty], {
+          input: `I am ${name}\n`,
+          cwd,
+        }),
+      ),
+    );
+    for (const result of [ann!, bob!]) {
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('Hello! What is your name?\nHow are you today, Ann?\n');
+    }
+    const db = await openDatabase(empty);
+    try {
+      const { rows } = await db.pool.query(`select part, version from meta_agent.migrations`);
+      expect(rows).toEqual([{ part: 'store', version: STORE_MIGRATIONS.length }]);
+      const keys = await db.pool.query(`select key from meta_agent.conversations order by key`);
+      expect(keys.rows).toEqual([{ key: 'ann' }, { key: 'bob' }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 describe('flow run --state NAME in PostgreSQL', () => {
   it('keeps the run under its name: the next command starts the next pass', async () => {
     const args = ['flow', 'run', FLOW, '--state', 'plan', ...scripted, FLOW_SCRIPT, '--database', url];
@@ -88,6 +138,62 @@ describe('flow run --state NAME in PostgreSQL', () => {
     expect(second.stderr).toMatch(/pass 2/);
     expect(await readdir(cwd)).toEqual([]);
   });
+});
+
+describe('run in PostgreSQL after kill -9', () => {
+  const LINES = 5;
+  const steps: ReplayStep[] = [
+    ...Array.from({ length: LINES }, (_, i): ReplayStep => ({
+      name: 'append_to_file',
+      args: { file: 'log.txt', text: `line ${i + 1}\n` },
+    })),
+    { name: 'task_complete', args: { reason: 'logged' } },
+  ];
+  /** Where in a step the process is killed, one after the other. */
+  const MOMENTS = ['goal.step', 'goal.command', 'goal.authorized', 'goal.result', 'goal.spend'];
+
+  it('resumes the run by its key at every step and never appends a line twice', async () => {
+    const server = await startReplayServer(steps, 'json', { latencyMs: 20 });
+    try {
+      const workspace = join(dir, 'ws');
+      const args = ['--yes', '--json', '--base-url', server.url, '--model', 'gpt-4o-mini', '--database', url];
+      const first = await runCli(['run', '--goal', 'log five lines', '--workspace', workspace, ...args], {
+        killWhen: killAt(1, MOMENTS[0]!),
+        cwd,
+      });
+      const key = / as run (\S+) after every step/.exec(first.stderr)?.[1];
+      expect(key).toMatch(/^[0-9a-f]{8,32}$/);
+      const outcomes = [first.signal ?? first.code];
+      for (let step = 2; step <= LINES && outcomes.at(-1) === 'SIGKILL'; step++) {
+        const result = await runCli(['run', '--resume', key!, ...args], {
+          killWhen: killAt(step, MOMENTS[(step - 1) % MOMENTS.length]!),
+          cwd,
+        });
+        outcomes.push(result.signal ?? result.code);
+      }
+      if (outcomes.at(-1) === 'SIGKILL')
+        outcomes.push((await runCli(['run', '--resume', key!, ...args], { cwd })).code);
+      expect(outcomes.filter((outcome) => outcome === 'SIGKILL').length).toBeGreaterThanOrEqual(3);
+      expect(outcomes.at(-1)).toBe(0);
+      const lines = (await readFile(join(workspace, 'log.txt'), 'utf8')).trim().split('\n');
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(lines.length).toBeGreaterThanOrEqual(LINES - 2);
+      // The run is in the database, not in the workspace's runs folder.
+      expect(await readdir(join(workspace, '.meta-agent')).catch(() => [])).not.toContain('runs');
+      const done = await runCli(['run', '--resume', key!, ...args], { cwd });
+      expect(done.code).toBe(2);
+      expect(done.stderr).toContain('is complete (task_complete: logged)');
+    } finally {
+      await server.close();
+    }
+  });
+
+  function killAt(step: number, type: string): (stderr: string, stdout: string) => boolean {
+    return (_stderr, stdout) =>
+      stdout
+        .split('\n')
+        .some((line) => line.startsWith(`{"type":"${type}"`) && line.includes(`"step":${step}`));
+  }
 });
 
 describe('a database that cannot be used', () => {

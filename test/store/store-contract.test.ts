@@ -112,14 +112,15 @@ function withCommand(state: RunState, output: string): RunState {
     ...state,
     history: [
       ...state.history,
+      // In another order than the schema's, as a process builds it.
       {
-        kind: 'command',
-        step: 1,
-        thoughts,
-        command: { name: 'write_to_file', args: { path: 'a' } },
-        ok: true,
         output,
         files: [],
+        ok: true,
+        command: { name: 'write_to_file', args: { path: 'a' } },
+        thoughts,
+        step: 1,
+        kind: 'command',
       },
     ],
   };
@@ -160,6 +161,27 @@ describe.each(subjects)('the store (%s)', (_name, open) => {
     const other = store.goalRuns.save(key, withCommand(state, 'wrote b'));
     if (unique) await expect(other).rejects.toThrow(DuplicateWrite);
     else await other;
+  });
+
+  it('takes a goal run read back and saved again, whatever order its keys were first written in', async () => {
+    const { store, workspace } = await open();
+    const state = runOf(workspace);
+    const key = await store.goalRuns.create(state, ['Writer']);
+    // As the goal loop settles a command: its result's fields first.
+    const command = { name: 'write_to_file', args: { path: 'a' } };
+    const entry = {
+      kind: 'command' as const,
+      ok: true,
+      output: 'wrote a',
+      files: [],
+      step: 1,
+      thoughts,
+      command,
+    };
+    await store.goalRuns.save(key, { ...state, history: [entry] });
+    const loaded = await store.goalRuns.load(key);
+    await store.goalRuns.save(key, loaded);
+    expect(await store.goalRuns.load(key)).toEqual(loaded);
   });
 
   it('refuses to load a goal run it does not hold, saying so', async () => {

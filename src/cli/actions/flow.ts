@@ -1,7 +1,7 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
+import { randomBytes } from 'node:crypto';
 import { EventBus } from '../../events.js';
 import { openFlow } from '../../flow/load.js';
-import type { FlowRunStore } from '../../flow/flow-run-store.js';
 import { newFlowRunState } from '../../flow/run-state.js';
 import type { FlowFile } from '../../flow/schema.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
@@ -13,7 +13,7 @@ import { formatFinding } from '../load-graph.js';
 import { modelsForFile } from '../model-options.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
-import { openStore } from '../store-for.js';
+import { openStore, type OpenedStore } from '../store-for.js';
 import { traceTo } from '../trace-option.js';
 
 /** `flow run`'s options as commander parses them. */
@@ -33,19 +33,26 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
   const opened = await openStore(options.database);
   try {
-    await runPass(path, flow, opened.store.flowRuns, options);
+    await runPass(path, flow, opened, options);
   } finally {
     await opened.close();
   }
 }
 
-/** Runs the pass of `flow` kept (with --state) in `flowRuns`, prints what it answered and sets the exit code. */
+/**
+ * Runs the pass of `flow` kept (with --state) in `opened`, prints what it answered and sets the exit
+ * code. In a database, the pass is a durable workflow (../durable-pass.ts), kept under --state or a
+ * key of its own, so a crash never loses it.
+ */
 async function runPass(
   path: string,
   flow: FlowFile,
-  flowRuns: FlowRunStore,
+  opened: OpenedStore,
   options: FlowRunOptions,
 ): Promise<void> {
+  const { flowRuns } = opened.store;
+  // A pass in a database always has a key: its workflow's id is made of it.
+  const key = options.state ?? `${flow.name}-${randomBytes(4).toString('hex')}`;
   const saved = options.state === undefined ? undefined : await flowRuns.load(options.state, flow);
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
@@ -78,18 +85,34 @@ async function runPass(
   const { signal: stop } = stopOnCtrlC({ afterStop: 'exit' });
   let report: PassReport;
   try {
-    report = await runFlowPass(
-      {
-        flow,
-        state,
-        model,
-        events: bus,
-        ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
-        ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
-        signal: stop,
-      },
-      options.input,
-    );
+    report = opened.db
+      ? await (
+          await import('../durable-pass.js')
+        ).runDurablePass({
+          flow,
+          key,
+          saved,
+          inputs: options.input,
+          ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+          models: options,
+          db: opened.db,
+          database: options.database,
+          events: bus,
+          stop,
+          again: `meta-agent flow run ${shown(path)} --state ${key}${options.database === undefined ? '' : ' --database URL'}`,
+        })
+      : await runFlowPass(
+          {
+            flow,
+            state,
+            model,
+            events: bus,
+            ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+            ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
+            signal: stop,
+          },
+          options.input,
+        );
   } finally {
     await ui?.finish();
     ui?.unmount();

@@ -13,7 +13,9 @@ import {
 import type { NodeSpec } from '../../graph/schema.js';
 import { HISTORY_FORMAT, VersionedGraph } from '../../graph/versioned.js';
 import { isStateText, replay } from '../../store/conversation-journal.js';
+import type { ConversationState } from '../../engine/state.js';
 import { exportGraph } from '../../export/formats.js';
+import { openStore } from '../store-for.js';
 import { writeOut, writeErr } from '../terminal.js';
 
 /** `history`'s options as commander parses them. */
@@ -23,6 +25,7 @@ export interface HistoryOptions {
   output?: string;
   aipl?: boolean;
   json?: boolean;
+  database?: string;
 }
 
 /** What a file holds of a conversation's history: a graph's versions, an AIPL log, or both. */
@@ -43,7 +46,7 @@ const VALUE_COLUMN_LIMIT = 40;
  */
 export async function runHistory(path: string, options: HistoryOptions): Promise<void> {
   checkOptions(options);
-  const saved = await readSaved(path);
+  const saved = (await readStored(path, options.database)) ?? (await readSaved(path));
   if (options.aipl) return printAiplOnly(saved, path, options.json === true);
   if (options.diff) return printDiff(versionsOf(saved, path), options.diff);
   if (options.revert !== undefined)
@@ -72,18 +75,34 @@ function checkOptions(options: HistoryOptions): void {
 }
 
 /** A state file's `graph` snapshot and AIPL log, a bare snapshot, or a graph file at version 0. */
+/**
+ * The conversation saved as `name` in the database, when one is named (--database or the variable) and
+ * holds it; undefined otherwise, and `name` is a file's path.
+ */
+async function readStored(name: string, database: string | undefined): Promise<Saved | undefined> {
+  const opened = await openStore(database);
+  try {
+    if (!opened.inDatabase) return undefined;
+    const state = await opened.store.conversations.load(name);
+    return state && savedOf(state, `${name} (graph)`);
+  } finally {
+    await opened.close();
+  }
+}
+
+function savedOf(state: ConversationState, source: string): Saved {
+  return {
+    ...(state.graph !== undefined && { graph: VersionedGraph.fromJSON(state.graph, source) }),
+    ...(state.aipl && { aipl: state.aipl }),
+    isState: true,
+  };
+}
+
 async function readSaved(path: string): Promise<Saved> {
   if (graphFormatOf(path) === 'csv')
     return { graph: new VersionedGraph((await loadGraphFile(path)).file), isState: false };
   const text = await readTextFile(path);
-  if (isStateText(text)) {
-    const state = replay(text, path);
-    return {
-      ...(state.graph !== undefined && { graph: VersionedGraph.fromJSON(state.graph, `${path} (graph)`) }),
-      ...(state.aipl && { aipl: state.aipl }),
-      isState: true,
-    };
-  }
+  if (isStateText(text)) return savedOf(replay(text, path), `${path} (graph)`);
   const json = parseJsonText(text, path);
   if (isRecord(json) && json.format === HISTORY_FORMAT)
     return { graph: VersionedGraph.fromJSON(json, path), isState: false };

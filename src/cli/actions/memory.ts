@@ -2,11 +2,13 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { text as readStream } from 'node:stream/consumers';
-import { memoryRoot, memoryUserError, openMemory } from '../../autonomous/memory.js';
+import { memoryUserError, openMemory } from '../../autonomous/memory.js';
 import { UserError, isUserError } from '../../errors.js';
 import type { LanguageModel } from '../../llm/types.js';
-import { SHARED_NAMESPACE, listNamespaces, namespaceProblem } from '../../../memory/namespaces.js';
-import { EMBED_BATCH, type MemoryStore } from '../../../memory/store.js';
+import type { Memory } from '../../../memory/memory.js';
+import { SHARED_NAMESPACE, namespaceProblem } from '../../../memory/namespaces.js';
+import { EMBED_BATCH } from '../../../memory/store.js';
+import { databaseUrl } from '../database.js';
 import { interruptOnSigint } from '../interrupt.js';
 import { hitLines, listLine, statsLines } from '../memory-lines.js';
 import { parseImport, readImport, type ImportEntry } from '../memory-import.js';
@@ -19,6 +21,8 @@ import { plural } from '../words.js';
 export interface MemoryOptions {
   namespace: string;
   workspace?: string;
+  /** PostgreSQL instead of the workspace's files (else META_AGENT_DATABASE_URL). */
+  database?: string;
 }
 
 /** Options of the subcommands that embed, and so take the model options. */
@@ -57,10 +61,14 @@ const LONG_JOB = 1000;
 /** The embedder role's model, or why there is none (memory then goes by words alone). */
 type EmbedderChoice = { embedder: LanguageModel } | { missing: string };
 
-/** Where a command's memory is: the checked namespace and the workspace's absolute path. */
+/**
+ * Where a command's memory is: the checked namespace, and the database's URL or else the workspace's
+ * absolute path.
+ */
 interface Location {
   namespace: string;
   workspace: string;
+  database?: string;
 }
 
 export async function addMemory(words: string[], options: MemoryAddOptions): Promise<void> {
@@ -86,20 +94,24 @@ export async function searchMemory(words: string[], options: MemorySearchOptions
   if (query.trim() === '')
     throw new UserError('the query is empty', 2, 'meta-agent memory search "what to find"');
   const choice = await chooseEmbedder(options);
-  const hits = await withStore(location, choice, (store) => store.search(query, options.limit));
+  const { found: hits, namespaces } = await withStore(location, choice, (store) =>
+    withNamespaces(store, store.search(query, options.limit)),
+  );
   if (options.json) return void writeOut(`${JSON.stringify(hits, null, 2)}\n`);
   if (hits.length === 0)
-    return noteNothing(location, `no memory in the namespace "${location.namespace}" matches`);
+    return noteNothing(location, namespaces, `no memory in the namespace "${location.namespace}" matches`);
   writeOut(`${hits.map((hit) => hitLines(hit, terminalWidth()).join('\n')).join('\n\n')}\n`);
 }
 
 export async function listMemory(options: MemoryListOptions): Promise<void> {
   const location = await locate(options);
-  const all = await withStore(location, undefined, (store) => store.list());
+  const { found: all, namespaces } = await withStore(location, undefined, (store) =>
+    withNamespaces(store, store.list()),
+  );
   const items = options.limit === undefined ? all : all.slice(-options.limit);
   if (options.json) return void writeOut(`${JSON.stringify(items, null, 2)}\n`);
   if (items.length === 0)
-    return noteNothing(location, `the namespace "${location.namespace}" holds no memories`);
+    return noteNothing(location, namespaces, `the namespace "${location.namespace}" holds no memories`);
   const width = terminalWidth();
   writeOut(items.map((item) => `${listLine(item, width)}\n`).join(''));
 }
@@ -198,8 +210,10 @@ export async function reindexMemory(options: MemoryModelOptions): Promise<void> 
 export async function memoryStats(options: MemoryStatsOptions): Promise<void> {
   const location = await locate(options);
   const choice = await chooseEmbedder(options);
-  const stats = await withStore(location, choice, (store) => store.stats());
-  const namespaces = await listNamespaces(memoryRoot(location.workspace));
+  const { stats, namespaces } = await withStore(location, choice, async (store) => ({
+    stats: await store.stats(),
+    namespaces: await store.namespaces(),
+  }));
   const embedder = 'embedder' in choice ? { model: choice.embedder.modelName } : choice;
   if (options.json)
     return void writeOut(
@@ -208,11 +222,13 @@ export async function memoryStats(options: MemoryStatsOptions): Promise<void> {
   writeOut(`${statsLines(stats, { namespace: location.namespace, namespaces, embedder }).join('\n')}\n`);
 }
 
-/** The namespace, checked before anything slow, and the workspace folder. */
+/** The namespace, checked before anything slow, the database's URL when there is one, and the workspace folder. */
 async function locate(options: MemoryOptions): Promise<Location> {
   const problem = namespaceProblem(options.namespace);
   if (problem) throw new UserError(`--namespace: ${problem}`, 2);
+  const database = databaseUrl(options.database);
   const workspace = resolve(options.workspace ?? 'workspace');
+  if (database !== undefined) return { namespace: options.namespace, workspace, database };
   const found = await stat(workspace).catch(() => undefined);
   if (found && !found.isDirectory())
     throw new UserError(`--workspace: ${workspace} is a file, not a folder`, 2);
@@ -239,7 +255,7 @@ async function chooseEmbedder(options: ModelOptionValues): Promise<EmbedderChoic
 async function withStore<T>(
   location: Location,
   choice: EmbedderChoice | undefined,
-  work: (store: MemoryStore) => Promise<T>,
+  work: (store: Memory) => Promise<T>,
 ): Promise<T> {
   const store = await openMemory({
     ...location,
@@ -275,7 +291,7 @@ function noticeWriter(choice: EmbedderChoice | undefined): (message: string) => 
 
 /** Adds one batch; an interruption while it is embedded adds none of it and ends the import. */
 async function addUnlessInterrupted(
-  store: MemoryStore,
+  store: Memory,
   batch: ImportEntry[],
   signal: AbortSignal,
 ): Promise<string[]> {
@@ -324,13 +340,22 @@ function progressReporter(label: string): { update: (done: number, total: number
   };
 }
 
+/** What `work` found, and the namespaces beside the store's when it found nothing (for noteNothing). */
+async function withNamespaces<T>(
+  store: Memory,
+  work: Promise<T[]>,
+): Promise<{ found: T[]; namespaces: string[] }> {
+  const found = await work;
+  return { found, namespaces: found.length === 0 ? await store.namespaces() : [] };
+}
+
 /** Says on stderr that there is nothing, and which namespaces there are when this one does not exist. */
-async function noteNothing(location: Location, message: string): Promise<void> {
-  const namespaces = await listNamespaces(memoryRoot(location.workspace));
+function noteNothing(location: Location, namespaces: string[], message: string): void {
+  const where = location.database === undefined ? location.workspace : 'the database';
   const others = namespaces.includes(location.namespace)
     ? ''
     : namespaces.length === 0
-      ? ` (${location.workspace} holds no memories yet)`
+      ? ` (${where} holds no memories yet)`
       : ` (namespaces here: ${namespaces.join(', ')})`;
   writeErr(`note: ${message}${others}\n`);
 }

@@ -84,7 +84,8 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
     ...(log && { log }),
     onProblem,
     ...(serving && {
-      durable: serving.turns,
+      durable: true,
+      turns: serving.turns,
       beforeListen: async (ctx) => {
         durable = await serving.launch('serve', ctx.hub, queuesOf(options.maxRunning));
       },

@@ -36,6 +36,12 @@ With --state, the run is saved after every step: Ctrl+C or a crash loses at most
 and running the same command again finishes that pass. A finished pass leaves the database and every
 node's last output for the next one (a node an after-query step skips reuses its last output).
 
+With --database, the run is kept in PostgreSQL under --state NAME (or a name of its own, said when the
+pass stops), and the pass is a durable workflow: each node is asked once and recorded before the step
+commits it. After Ctrl+C the same command goes on with the pass at once; after a crash it waits until
+the dead process's pass is put back (within seconds), here or on a \`meta-agent worker\`. Either way no
+committed node is asked again, and the pass goes on with the models it began with.
+
 Exit code: 0 when every node has an output, 1 when one failed (and those after it were skipped), 2 for
 a bad flow file, input or state file, 130 after Ctrl+C.
 ${SANDBOX_LIMITS_HELP}

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { HistoryOptions } from '../actions/history.js';
+import { addDatabaseOption } from '../options.js';
 
 const EXAMPLES = `
 Examples:
@@ -18,11 +19,12 @@ Examples:
 
 FILE is a conversation state saved by \`chat --state\` (its "graph" field holds the edit history of a
 self-referential run, its "aipl" field the AIPL log of a graph with config.aipl), a bare graph history,
-or a graph file (which has version 0 only).`;
+or a graph file (which has version 0 only). With --database (or META_AGENT_DATABASE_URL), FILE may also
+name a conversation kept there by \`chat --state NAME\`; a name the database does not hold is read as a file.`;
 
 /** Registers `history`. */
 export function register(program: Command): void {
-  program
+  const command = program
     .command('history')
     .description('list, diff and restore the versions of a self-edited graph; show a conversation’s AIPL log')
     .argument('<file>', 'conversation state (.json) or graph file (.autogram.json, .csv)')
@@ -33,7 +35,8 @@ export function register(program: Command): void {
       'graph file to write with --revert (.autogram.json or .csv; - for stdout, as JSON)',
     )
     .option('--aipl', 'print only the AIPL log of a conversation state (turn, name, value, question)')
-    .option('--json', 'with --aipl: print the log as a JSON array of its entries')
+    .option('--json', 'with --aipl: print the log as a JSON array of its entries');
+  addDatabaseOption(command)
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: HistoryOptions) => {
       const { runHistory } = await import('../actions/history.js');

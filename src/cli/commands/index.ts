@@ -11,6 +11,7 @@ import { register as registerChat } from './chat.js';
 import { register as registerCall } from './call.js';
 import { register as registerSimulate } from './simulate.js';
 import { register as registerRun } from './run.js';
+import { register as registerApprove } from './approve.js';
 import { register as registerMemory } from './memory.js';
 import { register as registerFlow } from './flow.js';
 import { register as registerAipl } from './aipl.js';
@@ -36,6 +37,7 @@ export const commands: RegisterCommand[] = [
   registerCall,
   registerSimulate,
   registerRun,
+  registerApprove,
   registerMemory,
   registerFlow,
   registerAipl,

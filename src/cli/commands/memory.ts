@@ -14,7 +14,13 @@ import type {
   MemorySearchOptions,
   MemoryStatsOptions,
 } from '../actions/memory.js';
-import { MODEL_OPTIONS_HELP, addModelOptions, positiveInteger } from '../options.js';
+import {
+  DATABASE_OPTION_HELP,
+  MODEL_OPTIONS_HELP,
+  addDatabaseOption,
+  addModelOptions,
+  positiveInteger,
+} from '../options.js';
 
 const WHERE = `
 Memories live in WORKSPACE/.meta-agent/memory/NAMESPACE: -w picks the workspace (default ./workspace,
@@ -23,7 +29,9 @@ and "-". Search goes by meaning (vectors of the embedding model: --embedder-mode
 META_AGENT_EMBEDDER_MODEL, else text-embedding-3-small on OpenAI or an embedding model a local server
 lists) and by words together. With no model server, or another embedding model than the memories
 were embedded with, it goes by words alone and a note on stderr says so; \`memory reindex\` embeds
-them again with the model of now.`;
+them again with the model of now. With --database (or META_AGENT_DATABASE_URL) memories live in
+PostgreSQL instead, namespaces shared by every machine that names it, -w aside; the server needs the
+pgvector extension.`;
 
 const EXAMPLES = `
 Examples:
@@ -35,7 +43,9 @@ Examples:
   $ meta-agent memory import notes.txt --namespace notes     one memory a line, or JSONL
   $ meta-agent memory stats                                  sizes, model, and every namespace
   $ meta-agent memory reindex --embedder-model nomic-embed-text
-${WHERE}`;
+  $ meta-agent memory import notes.txt --database postgres://me@db.internal/agents
+${WHERE}
+${DATABASE_OPTION_HELP}`;
 
 /** Registers `memory` and its subcommands. */
 export function register(program: Command): void {
@@ -166,11 +176,13 @@ Examples:
   });
 }
 
-/** Adds where the memory is: --namespace and --workspace. */
+/** Adds where the memory is: --namespace, --workspace and --database. */
 function located(command: Command): Command {
-  return command
-    .option('-n, --namespace <name>', 'the namespace', SHARED_NAMESPACE)
-    .option('-w, --workspace <dir>', 'the workspace whose memory it is (default ./workspace)');
+  return addDatabaseOption(
+    command
+      .option('-n, --namespace <name>', 'the namespace', SHARED_NAMESPACE)
+      .option('-w, --workspace <dir>', 'the workspace whose memory it is (default ./workspace)'),
+  );
 }
 
 /** Adds the model options (the embedder is the one used) and the help, model help last. */

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import type { RunOptions } from '../actions/run.js';
+import type { RunOptions } from '../run-setup.js';
 import {
   DATABASE_OPTION_HELP,
   MODEL_OPTIONS_HELP,
@@ -30,6 +30,9 @@ Examples:
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
   # continue a run that was stopped (Ctrl+C, a budget, kill -9)
   $ meta-agent run --resume workspace/.meta-agent/runs/Writer-1a2b3c.run.json --max-steps 60
+  # kept in PostgreSQL, handed to the workers; answer its questions from anywhere
+  $ meta-agent run --database postgres://… --goal "tidy notes/" -w /shared/ws --queue
+  $ meta-agent approve 1a2b3c4d5e6f y
 
 Approving: y runs the command, n stops the run, y -N runs this and the next N-1 without asking,
 a always allows this command in this workspace, and anything else is sent to the model as feedback.
@@ -44,13 +47,23 @@ memories are found by their words.
 
 Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
 it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
-step; a command with a side effect never runs twice, even after kill -9. With a database, the run is
-saved there under its id (printed at the start; --resume ID continues it on any machine), and a
-command's run is claimed there first, so two processes resuming one run never both run it.
+step; a command with a side effect never runs twice, even after kill -9.
 
 Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before each call is sent;
 past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
 (three in a row); refused (nothing may run). Exit 0 for task_complete or n, 1 for the others.
+
+Database: with --database postgres://… (or META_AGENT_DATABASE_URL) the run is kept in PostgreSQL
+under its id instead of a run file, and carried as a durable workflow: by this process, with its view
+as usual (in a pipe, a command that needs an answer waits for \`meta-agent approve ID\`); if this process
+dies, a \`meta-agent worker\` carries it on from its last phase, never running a command with a side
+effect twice. --queue hands the run to the workers instead and prints its id. Continue a stopped run
+with --database … --resume ID. The workspace must be a folder every machine that carries runs reaches
+at the same path (a shared disk, or one machine): runs are not pinned to a worker, so that any worker
+can take one over when another dies. A worker carries META_AGENT_GOAL_CONCURRENCY runs at once (default
+4); META_AGENT_GOAL_RATE=N/SECONDS starts at most N queued runs in any SECONDS across all workers, for a
+model API's rate limit (default none); set both alike on every machine. Keys come from the environment
+of the process that carries the run.
 ${MODEL_OPTIONS_HELP}
 ${DATABASE_OPTION_HELP}`;
 
@@ -98,7 +111,8 @@ export function register(program: Command): void {
     )
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
-    .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)');
+    .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
+    .option('--queue', 'with --database: hand the run to the workers and print its id');
   addDatabaseOption(addModelOptions(command))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {

@@ -7,8 +7,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { SimulateOptions } from '../actions/simulate.js';
 import {
+  DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  addDatabaseOption,
   addGoalLoopOptions,
   addModelOptions,
   addSelfReferentialOption,
@@ -31,6 +33,17 @@ instruction. The same seed
 gives the same samples (the models may still vary); without --seed a random one is used and printed.
 Progress goes to stderr, one line per conversation; the report goes to stdout. Ctrl+C stops the run
 (exit 130) and still reports the conversations that finished.
+
+On PostgreSQL (--database): each conversation is a job on the database's "simulations" queue, taken by
+this command and by every \`meta-agent worker\` on the same database; the report is the same as without
+it. The simulation has an id (printed; choose it with --simulation ID): run the command again with it
+(and --conversations, --turns as before) to collect a simulation that was stopped, without simulating
+again a conversation that finished. Every process that takes conversations must reach the graph file
+at the same path. The queue's limits, the same environment on every machine:
+  META_AGENT_SIMULATION_CONCURRENCY   conversations one process carries at once (default 8)
+  META_AGENT_SIMULATION_RATE          N/SECONDS: at most N started in any SECONDS, all processes
+                                      together, for the model API's rate limit (default 30/60)
+${DATABASE_OPTION_HELP}
 ${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
@@ -43,8 +56,12 @@ export function register(program: Command): void {
     .option('-n, --conversations <n>', 'conversations to simulate', positiveInt, 5)
     .option('-t, --turns <n>', 'user replies per conversation at most', positiveInt, 6)
     .option('--seed <n>', 'seed for sampling the transitions (default: random, printed)', seedValue)
-    .option('--json', 'print the summary and the transcripts as JSON');
-  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command)))
+    .option('--json', 'print the summary and the transcripts as JSON')
+    .option(
+      '--simulation <id>',
+      'with --database: the simulation to begin or go on with (default: a new one, its id printed)',
+    );
+  addModelOptions(addGoalLoopOptions(addSelfReferentialOption(addDatabaseOption(command))))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: SimulateOptions) => {
       await restartIfGraphRunsCode(path);

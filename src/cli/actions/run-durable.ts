@@ -1,0 +1,214 @@
+/**
+ * `meta-agent run --database`: the run kept in PostgreSQL and carried as a durable workflow
+ * (goal-run-workflow.ts). By default this process carries it, with the terminal as its front end as
+ * always (the view asks; in a pipe, questions wait for `meta-agent approve`); if the process dies, a
+ * worker carries it on. With --queue the run is handed to the workers' `goals` queue, and its id
+ * printed for `meta-agent approve`.
+ */
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { workspaceFolder } from '../../autonomous/run-file.js';
+import type { RunState } from '../../autonomous/run-state.js';
+import { UserError } from '../../errors.js';
+import { EventBus } from '../../events.js';
+import type { Database } from '../../postgres/database.js';
+import type { Store } from '../../store/store.js';
+import { runInFront } from '../goal-front.js';
+import {
+  attachFront,
+  carriedNow,
+  enqueueGoalRun,
+  goalRunId,
+  startGoalRun,
+  type GoalRunInput,
+} from '../goal-run-workflow.js';
+import { startDurable } from '../durable-workflows.js';
+import { modelsFromOptions } from '../model-options.js';
+import { CLAIMANT, openStore } from '../store-for.js';
+import { writeErr, writeOut } from '../terminal.js';
+import { traceTo } from '../trace-option.js';
+import { version } from '../version.js';
+import {
+  checkGoals,
+  newRun,
+  refuseNewRunFlags,
+  rememberRule,
+  resumeWith,
+  type RunOptions,
+} from '../run-setup.js';
+
+export async function runDurably(options: RunOptions, url: string): Promise<void> {
+  const interactive =
+    !options.queue &&
+    options.tui &&
+    !options.json &&
+    process.stdin.isTTY === true &&
+    process.stdout.isTTY === true;
+  const opened = await openStore(url);
+  const { store } = opened;
+  const db = opened.db!;
+  try {
+    const resumed =
+      options.resume === undefined ? undefined : await resumeKept(store, options.resume, options);
+    if (resumed) await refuseIfCarried(url, resumed.state.id);
+    if (!resumed) checkGoals(options.goal ?? [], interactive);
+    // The models are resolved here too, so a run that could not reach one never starts.
+    const { models } = await modelsFromOptions(options);
+    const { state, path: key } = resumed ?? (await newRun(store.goalRuns, options));
+    await store.goalRuns.save(key, state);
+    const input: GoalRunInput = {
+      key,
+      models: modelOptions(options),
+      grants: {
+        ...(options.yes && { yes: true }),
+        ...(options.allow && { allow: options.allow }),
+        ...(options.allowWeb && { allowWeb: options.allowWeb }),
+        ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),
+      },
+      ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
+    };
+    // A resumed run is a new start of its workflow; its first start keeps the run's own id.
+    const workflowID = resumed
+      ? `${goalRunId(state.id)}:${randomBytes(3).toString('hex')}`
+      : goalRunId(state.id);
+    if (options.queue) return await handOver(url, input, workflowID, state, db);
+    await carryHere(url, db, store, {
+      input,
+      workflowID,
+      state,
+      options,
+      interactive,
+      chatbot: models.chatbot,
+    });
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Puts the run on the `goals` queue for the workers, and says how to follow and answer it. */
+async function handOver(url: string, input: GoalRunInput, workflowID: string, state: RunState, db: Database) {
+  const client = await DBOSClient.create({ systemDatabaseUrl: url, systemDatabasePoolSize: 2 });
+  try {
+    await enqueueGoalRun(client, input, workflowID, version());
+  } finally {
+    await client.destroy();
+  }
+  writeErr(
+    `[run] handed to the workers of ${db.shown}; answer its questions with meta-agent approve ${state.id} y|n|y -N|"feedback"\n`,
+  );
+  writeOut(`${state.id}\n`);
+}
+
+/** Carries the run in this process as a durable workflow, with the terminal as its front end. */
+async function carryHere(
+  url: string,
+  db: Database,
+  store: Store,
+  run: {
+    input: GoalRunInput;
+    workflowID: string;
+    state: RunState;
+    options: RunOptions;
+    interactive: boolean;
+    chatbot: { modelName: string; answersFrom: 'model' | 'rules' };
+  },
+): Promise<void> {
+  const { input, workflowID, state, options, interactive, chatbot } = run;
+  // This process takes no queued work: it carries its own run only.
+  const durable = await startDurable({
+    db,
+    url,
+    role: 'run',
+    executorId: CLAIMANT,
+    listen: [],
+    store,
+    onProblem: (message) => writeErr(`warning: ${message}\n`),
+  });
+  const bus = new EventBus();
+  const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
+  if (chatbot.answersFrom === 'rules')
+    writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  if (!interactive)
+    writeErr(
+      `[run] a command that needs an answer waits for meta-agent approve ${state.id} y|n|y -N|"feedback"\n`,
+    );
+  try {
+    await runInFront(
+      {
+        bus,
+        state,
+        model: chatbot,
+        keptIn: `${db.shown} as run ${state.id}`,
+        resume: `--database … --resume ${state.id}`,
+        ...(options.json && { json: true }),
+        interactive,
+      },
+      async (front) => {
+        const detach = attachFront(state.id, {
+          events: bus,
+          ...(front.approver && { approver: front.approver }),
+          rememberRule: (command) => rememberRule(state.workspace, options.allow ?? [], command, front),
+          signal: front.signal,
+          started: (loop) => front.started(loop),
+        });
+        try {
+          await (await startGoalRun(input, workflowID, false)).getResult();
+        } finally {
+          detach();
+        }
+        return store.goalRuns.load(input.key);
+      },
+    );
+  } finally {
+    stopTrace?.();
+    await durable.shutdown();
+  }
+}
+
+/** The run kept under `key`, with this command line's limits; a run a process carries now is refused. */
+async function resumeKept(
+  store: Store,
+  key: string,
+  options: RunOptions,
+): Promise<{ state: RunState; path: string }> {
+  refuseNewRunFlags(options);
+  // A run in the database needs no seal on its consent, nor its workspace checked against where it is
+  // kept, as a run file does: the database is the user's, not a file someone sent.
+  const state = await store.goalRuns.load(key);
+  state.workspace = await workspaceFolder(resolve(options.workspace ?? state.workspace));
+  resumeWith(state, options, `run ${key}`);
+  return { state, path: key };
+}
+
+/** A run some process carries now (or that waits on the queue) is not started a second time. */
+async function refuseIfCarried(url: string, run: string): Promise<void> {
+  const client = await DBOSClient.create({ systemDatabaseUrl: url, systemDatabasePoolSize: 1 });
+  try {
+    // A database no durable process used yet has no DBOS tables, and no run carried.
+    const carried = await carriedNow(client, run).catch((error: unknown) => {
+      if ((error as { code?: string }).code === '42P01') return false;
+      throw error;
+    });
+    if (carried)
+      throw new UserError(
+        `run ${run} is being carried by another process (or waits on the goals queue for one)`,
+        2,
+        `answer its questions with meta-agent approve ${run}; resume it once it has stopped`,
+      );
+  } finally {
+    await client.destroy();
+  }
+}
+
+/** The model options of the command line, as the run carries them (no keys: those stay in the environment). */
+function modelOptions(options: RunOptions): GoalRunInput['models'] {
+  const { model, baseUrl, provider, classifierModel, userbotModel, embedderModel } = options;
+  // Another process reads the rules file: by its absolute path (on the shared disk).
+  const script = options.script === undefined ? undefined : resolve(options.script);
+  return Object.fromEntries(
+    Object.entries({ model, baseUrl, provider, script, classifierModel, userbotModel, embedderModel }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
+}
