@@ -22,11 +22,10 @@
 import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import type pg from 'pg';
-import { parseState } from '../engine/state.js';
 import { isUserError } from '../errors.js';
 import { SCHEMA, type Database } from '../postgres/database.js';
 import { DuplicateWrite } from '../store/in-memory.js';
-import { conversationSource, putCatalogEntry, recordConversationState } from '../store/postgres.js';
+import { loadConversationState, putCatalogEntry, recordConversationState } from '../store/postgres.js';
 import type { CatalogEntry } from '../store/catalog.js';
 import { saidIn, type ConversationHub, type TurnResult, type TurnRunner } from './conversations.js';
 import { ApiError, type ApiStatus } from './errors.js';
@@ -167,12 +166,12 @@ async function runLocked(
 ): Promise<{ outcome: StepOutcome; stored?: () => void }> {
   const { conversation, request } = input;
   const key = lent.keyOf(conversation);
-  const footing = await turnFooting(client, conversation, request, key);
+  const footing = await turnFooting(client, conversation, request);
   if (footing.recorded) return { outcome: { kind: 'reply', reply: footing.recorded } };
   if (!footing.entry)
     return { outcome: failed(404, 'conversation_not_found', `no conversation ${conversation}`) };
   const entry = catalogEntryOf(footing.entry);
-  const saved = footing.state === null ? undefined : parseState(footing.state, conversationSource(key));
+  const saved = await loadConversationState(client, key);
   if (saved?.ended)
     return {
       outcome: failed(

@@ -85,39 +85,34 @@ export async function recordServedReply(
   return rowCount === 1;
 }
 
-/** What a turn starts from, read at once: its recorded reply, the conversation's entry and state. */
+/** What a turn finds before it runs: its recorded reply, and its conversation's catalog entry. */
 export interface TurnFooting {
   recorded: ServedReply | undefined;
   /** The catalog entry's row (catalog.ts), as stored. */
   entry: Record<string, string | null> | undefined;
-  /** The stored state's JSON, unchecked. */
-  state: unknown;
 }
 
 /**
- * Reads `request`'s recorded reply in `conversation`, its catalog entry and its state under `key` (the
- * store's tables) in one round trip: a turn reads them every time, on the lock's connection.
+ * Reads `request`'s recorded reply in `conversation` and its catalog entry (the store's table) in one
+ * round trip: a turn reads both every time, on its lock's connection.
  */
 export async function turnFooting(
   client: pg.PoolClient,
   conversation: string,
   request: string,
-  key: string,
 ): Promise<TurnFooting> {
   const { rows } = await client.query<{
     recorded: ServedReply | null;
     entry: TurnFooting['entry'] | null;
-    state: unknown;
   }>(
     `select
        (select reply from ${SCHEMA}.served_turns where conversation = $1 and request = $2) as recorded,
        (select row_to_json(e) from (select id, graph, owner, created, updated, history
-          from ${SCHEMA}.catalog where id = $1) e) as entry,
-       (select state from ${SCHEMA}.conversations where key = $3) as state`,
-    [conversation, request, key],
+          from ${SCHEMA}.catalog where id = $1) e) as entry`,
+    [conversation, request],
   );
   const row = rows[0]!;
-  return { recorded: row.recorded ?? undefined, entry: row.entry ?? undefined, state: row.state };
+  return { recorded: row.recorded ?? undefined, entry: row.entry ?? undefined };
 }
 
 /**
