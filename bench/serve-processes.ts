@@ -1,8 +1,9 @@
 /**
  * The processes of the serve benchmark, each started as a user starts it: the zero-latency model
  * (instant-server.ts) in a child process; `meta-agent serve` on that model with its JSON request log on
- * stderr, which is where the server's own time per request is read; and `meta-agent chat --state` on
- * the same model, fed one line at a time through a pipe.
+ * stderr, which is where the server's own time per request is read (on the files, or on a PostgreSQL);
+ * `meta-agent worker` beside it; and `meta-agent chat --state` on the same model, fed one line at a
+ * time through a pipe.
  */
 import { fork, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
@@ -62,6 +63,10 @@ export interface ServeOptions {
   probeMemory?: boolean;
   /** Writes a CPU profile of the server (`node --cpu-prof`) into this folder when it stops. */
   profileDir?: string;
+  /** Keeps the conversations in this PostgreSQL (`--database`) instead of the files. */
+  database?: string;
+  /** More of serve's options (`--max-running 100`). */
+  args?: string[];
 }
 
 /**
@@ -85,6 +90,8 @@ export async function startServe(
   if (options.profileDir) node.push('--cpu-prof', `--cpu-prof-dir=${options.profileDir}`);
   await mkdir(dataDir, { recursive: true });
   const args = ['serve', graph, '--port', '0', '--log-format', 'json', '--data', dataDir];
+  if (options.database) args.push('--database', options.database);
+  args.push(...(options.args ?? []));
   const child = spawnCli(node, [...args, '--base-url', modelUrl, '--model', MODEL], dataDir);
   const turns: LoggedTurn[] = [];
   const waiting = new Set<() => void>();
@@ -135,6 +142,36 @@ export async function startServe(
     stop: () => {
       child.kill('SIGTERM');
       return withinStall(closed, 'meta-agent serve to stop');
+    },
+  };
+}
+
+/** `meta-agent worker GRAPH --database URL` on the model at `modelUrl`, once it says it takes work. */
+export async function startWorker(
+  graph: string,
+  modelUrl: string,
+  database: string,
+  cwd: string,
+): Promise<{ pid: number; stop(): Promise<void> }> {
+  const args = ['worker', graph, '--database', database, '--base-url', modelUrl, '--model', MODEL];
+  const child = spawnCli(['--no-node-snapshot'], args, cwd);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = `${stderr}${chunk}`.slice(-4000)));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  await withinStall(
+    new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.startsWith('worker ')) resolve();
+      });
+      void closed.then(() => reject(new Error(`meta-agent worker exited before it took work:\n${stderr}`)));
+    }),
+    'meta-agent worker to take work',
+  );
+  return {
+    pid: child.pid!,
+    stop: () => {
+      child.kill('SIGTERM');
+      return withinStall(closed, 'meta-agent worker to stop');
     },
   };
 }

@@ -57,7 +57,7 @@ const WARM_TURNS = 100;
 const IDLE_SIZES = [200, 1_000];
 const OPENING_AT_ONCE = 10;
 
-const GRAPH = {
+export const GRAPH = {
   format: 'meta-agent/autogram@1',
   name: 'helpdesk',
   nodes: [
@@ -74,7 +74,8 @@ const GRAPH = {
   ],
 };
 
-const userText = (i: number) => `Message ${i}: tell me a little more about topic number ${i % 97}, please.`;
+export const userText = (i: number) =>
+  `Message ${i}: tell me a little more about topic number ${i % 97}, please.`;
 
 export interface ThroughputRow {
   conversations: number;
@@ -140,7 +141,7 @@ export async function runServeBench(): Promise<ServeBenchResult> {
 }
 
 /** A client of the server's OpenAI route, counting the chat completions it sent. */
-class Client {
+export class Client {
   sent = 0;
   constructor(readonly url: string) {}
 
@@ -317,7 +318,7 @@ async function measureIdleMemory(
   }
 }
 
-function spread(values: readonly number[]): { p50: number; p99: number } {
+export function spread(values: readonly number[]): { p50: number; p99: number } {
   return { p50: percentile(values, 0.5), p99: percentile(values, 0.99) };
 }
 

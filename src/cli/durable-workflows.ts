@@ -4,6 +4,8 @@
  * process may be handed whatever a dead process left (the reaper puts a workflow that was on no queue on
  * DBOS's internal one, which every process takes from), so every command that launches the runtime
  * registers the same set, and lends it what it needs: add a module here when it declares workflows.
+ * (A conversation's turns are lent their hub by serve and worker, turn-serving.ts; in any other process
+ * a turn handed to it goes back on the `turns` queue.)
  */
 import { hostFlowPasses } from '../durable/flow-pass.js';
 import { launchDurable, type Durable } from '../durable/runtime.js';
@@ -12,6 +14,7 @@ import { migrateStore, postgresStore } from '../store/postgres.js';
 import type { Store } from '../store/store.js';
 import { flowPassHost } from './flow-pass-host.js';
 import { hostGoalRuns } from './goal-run-workflow.js';
+import { quietPgBusyClientWarning } from './pg-warning.js';
 import { CLAIMANT } from './store-for.js';
 import { version } from './version.js';
 
@@ -22,6 +25,7 @@ export async function loadDurableWorkflows(): Promise<void> {
     import('./simulation-workflow.js'),
     import('./goal-run-workflow.js'),
     import('../durable/approvals.js'),
+    import('../serve/durable-turns.js'),
   ]);
 }
 
@@ -43,6 +47,7 @@ export interface StartDurableOptions {
  * durable runtime under meta-agent's version.
  */
 export async function startDurable(options: StartDurableOptions): Promise<Durable> {
+  quietPgBusyClientWarning();
   await loadDurableWorkflows();
   await migrateStore(options.db);
   const store = options.store ?? postgresStore(options.db, { claimant: CLAIMANT });

@@ -53,8 +53,11 @@ export interface DurableOptions {
 
 export interface Durable {
   readonly executorId: string;
-  /** Stops taking work, waits for what runs, and closes DBOS. */
-  shutdown(): Promise<void>;
+  /**
+   * Stops taking work, waits up to `graceMs` for what runs here, and closes DBOS. What is still
+   * unfinished then is left to the reaper of a live process, at once rather than after DEAD_AFTER_MS.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 /** Launches DBOS once in this process. */
@@ -71,7 +74,11 @@ export async function launchDurable(options: DurableOptions): Promise<Durable> {
     logger: quietLogger(options.onProblem),
     ...(options.listen && { listenQueues: [...options.listen] }),
   });
-  await DBOS.launch();
+  await oneAtATime(db, 'meta_agent.dbos_launch', () => DBOS.launch()).catch(async (error: unknown) => {
+    // What it opened before failing would hold the process open.
+    await DBOS.shutdown().catch(() => undefined);
+    throw error;
+  });
   for (const [name, settings] of Object.entries(QUEUES))
     await DBOS.registerQueue(name, { ...settings, onConflict: 'always_update' });
   const beat = () =>
@@ -89,15 +96,44 @@ export async function launchDurable(options: DurableOptions): Promise<Durable> {
   reaper.unref();
   return {
     executorId,
-    async shutdown() {
+    async shutdown(graceMs = 0) {
       clearInterval(heartbeat);
       clearInterval(reaper);
-      await DBOS.shutdown();
+      await DBOS.shutdown({ workflowCompletionTimeoutMS: graceMs });
+      // Its heartbeat stopped long ago, as far as a reaper can tell: one resumes what is left (and
+      // deletes the row). Deleting the row here would orphan a workflow still pending under this id.
       await db.pool
-        .query(`delete from ${SCHEMA}.executors where id = $1`, [executorId])
+        .query(`update ${SCHEMA}.executors set beat_at = 'epoch' where id = $1`, [executorId])
         .catch(() => undefined);
     },
   };
+}
+
+/**
+ * Runs `work` while holding the advisory lock `name`: DBOS migrates its own schema at launch, and two
+ * processes launching at once on a new database would both try (a duplicate key in dbos_migrations).
+ * The lock is tried rather than waited for: a statement waiting on it would be a transaction that
+ * DBOS's `create index concurrently` waits for in turn, while the holder waits for the index.
+ */
+async function oneAtATime<T>(db: Database, name: string, work: () => Promise<T>): Promise<T> {
+  const client = await db.pool.connect();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ held: boolean }>(
+        `select pg_try_advisory_lock(hashtext($1)) as held`,
+        [name],
+      );
+      if (rows[0]?.held) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    try {
+      return await work();
+    } finally {
+      await client.query(`select pg_advisory_unlock(hashtext($1))`, [name]);
+    }
+  } finally {
+    client.release();
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import type { ServeEnv } from './env.js';
 import { ApiError, errorBody } from './errors.js';
 import { extendHistory, historyStart, mergeUserRuns, type Said } from './history.js';
 import { checkedId, readBody } from './request.js';
+import { conversationKeyed, requestAfter, requestKeyed } from './turn-request.js';
 import { turnFailure, withDeadline } from './turn-failure.js';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -60,7 +61,18 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
       );
     agentNamed(ctx, body.model);
     const owner = c.get('owner');
-    const conversation = await conversationFor(ctx, c, owner, body.model, said.slice(0, lastReply + 1));
+    const history = said.slice(0, lastReply + 1);
+    // The digest of what the client has seen finds the conversation; on Postgres it (or else the
+    // request's idempotency key) also names the turn, so that a retried request gets the recorded reply.
+    const seen = history.length > 0 ? extendHistory(historyStart(owner, body.model), history) : undefined;
+    const key = ctx.hub.durable ? c.req.header('Idempotency-Key') : undefined;
+    const request =
+      seen !== undefined
+        ? requestAfter(seen, text)
+        : key !== undefined
+          ? requestKeyed(owner, key, text)
+          : undefined;
+    const conversation = await conversationFor(ctx, c, owner, body.model, { seen, request, key });
     c.header('X-Conversation-Id', conversation.id);
     const wait = !/\bwait=0\b/.test(c.req.header('Prefer') ?? '');
     const reply = {
@@ -69,7 +81,11 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
       model: body.model,
     };
     if (!body.stream) {
-      const result = await withDeadline(ctx, conversation, ctx.track(conversation.turn(text, { wait })));
+      const result = await withDeadline(
+        ctx,
+        conversation,
+        ctx.track(conversation.turn(text, { wait, ...(request && { request }) })),
+      );
       return c.json({
         ...reply,
         object: 'chat.completion',
@@ -90,6 +106,7 @@ export function openAiRoutes(ctx: ServeContext): Hono<ServeEnv> {
     const turn = ctx.track(
       conversation.turn(text, {
         wait,
+        ...(request && { request }),
         onDelta: (delta) => {
           deltas.push(delta);
           wake();
@@ -153,18 +170,35 @@ function agentNamed(ctx: ServeContext, model: string): void {
     );
 }
 
+/** How a request names its conversation and turn (turn-request.ts), beyond X-Conversation-Id. */
+interface Naming {
+  /** The digest of the history the client sent; undefined when it sent no reply yet. */
+  seen: string | undefined;
+  /** On Postgres: what names the turn, when the request says. */
+  request: string | undefined;
+  /** On Postgres: the request's Idempotency-Key. */
+  key: string | undefined;
+}
+
 /** The conversation the request continues, or starts. */
 async function conversationFor(
   ctx: ServeContext,
   c: Context<ServeEnv>,
   owner: string,
   graph: string,
-  history: Said[],
+  { seen, request, key }: Naming,
 ): Promise<LiveConversation> {
   const named = c.req.header('X-Conversation-Id');
-  if (named !== undefined) {
-    const id = checkedId(named);
-    const conversation = (await ctx.hub.find(owner, id)) ?? (await ctx.hub.create(owner, graph, id));
+  // On Postgres a first message's idempotency key names its conversation, so that its retry finds it.
+  const id =
+    named !== undefined
+      ? checkedId(named)
+      : seen === undefined && key !== undefined
+        ? conversationKeyed(owner, key)
+        : undefined;
+  if (id !== undefined) {
+    const conversation =
+      (await ctx.hub.find(owner, id, { current: false })) ?? (await madeOrFound(ctx, owner, graph, id));
     if (conversation.entry.graph !== graph)
       throw new ApiError(
         400,
@@ -174,8 +208,8 @@ async function conversationFor(
       );
     return conversation;
   }
-  if (history.length === 0) return ctx.hub.create(owner, graph);
-  const recognised = await ctx.hub.recognise(owner, extendHistory(historyStart(owner, graph), history));
+  if (seen === undefined) return ctx.hub.create(owner, graph);
+  const recognised = await ctx.hub.recognise(owner, seen, request);
   if (!recognised)
     throw new ApiError(
       404,
@@ -184,6 +218,23 @@ async function conversationFor(
       'messages',
     );
   return recognised;
+}
+
+/** A new conversation `id`, or the one another server made under it a moment ago. */
+async function madeOrFound(
+  ctx: ServeContext,
+  owner: string,
+  graph: string,
+  id: string,
+): Promise<LiveConversation> {
+  try {
+    return await ctx.hub.create(owner, graph, id);
+  } catch (error) {
+    const found = error instanceof ApiError && error.code === 'conversation_exists';
+    const conversation = found ? await ctx.hub.find(owner, id) : undefined;
+    if (!conversation) throw error;
+    return conversation;
+  }
 }
 
 /** What a message says, as the graph would hear it; system messages are the client's own framing. */

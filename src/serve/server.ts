@@ -11,7 +11,7 @@ import type { ModelSet } from '../llm/types.js';
 import type { Store } from '../store/store.js';
 import { serveApp, type AppSetup } from './app.js';
 import type { ServeContext, ServeLimits } from './context.js';
-import { ConversationHub } from './conversations.js';
+import { ConversationHub, type TurnRunner } from './conversations.js';
 import type { Served } from './served.js';
 
 export interface ServeSetup extends AppSetup {
@@ -27,9 +27,13 @@ export interface ServeSetup extends AppSetup {
   /** DBOS is launched in this process: goal runs ask through DBOS messages (ServeContext.durable). */
   durable?: boolean;
   limits: ServeLimits & { maxWaiting: number; idleMs: number };
+  /** On Postgres: turns run as durable workflows (durable-turns.ts). */
+  turns?: TurnRunner;
   host: string;
   port: number;
   onProblem(message: string): void;
+  /** Runs once the server's hub is made, before it listens (serve on Postgres launches DBOS here). */
+  beforeListen?(ctx: ServeContext): Promise<void>;
 }
 
 export interface RunningServer {
@@ -54,6 +58,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     keyOf: setup.conversationKey,
     maxWaiting: setup.limits.maxWaiting,
     idleMs: setup.limits.idleMs,
+    ...(setup.turns && { durable: setup.turns }),
   });
   const ctx: ServeContext = {
     served,
@@ -85,6 +90,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
       if (stopping && 'closeIdleConnections' in server) setImmediate(() => server.closeIdleConnections());
     }),
   );
+  await setup.beforeListen?.(ctx);
   await listen(server, setup.port, setup.host);
   const { port } = server.address() as AddressInfo;
   const host = setup.host.includes(':') ? `[${setup.host}]` : setup.host;

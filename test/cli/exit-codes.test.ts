@@ -223,6 +223,8 @@ const ROWS: Row[] = [
   },
   { args: ['serve', '$DIR/missing.json', '--port', '0'], code: 2, why: 'no such file' },
 
+  { args: ['worker', '$DIR/ok.json'], code: 2, why: 'no database named' },
+
   { args: ['validate', '$DIR/ok.json'], code: 0, why: 'no errors' },
   { args: ['validate', '$DIR/lint.json'], code: 1, why: 'the graph has errors' },
   { args: ['validate', '$DIR/empty.json'], code: 1, why: 'an empty JSON file is not a graph' },

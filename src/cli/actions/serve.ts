@@ -1,18 +1,21 @@
 /** What `meta-agent serve` does (declared in ../commands/serve.ts). */
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { Durable } from '../../durable/runtime.js';
+import { QUEUES } from '../../durable/queues.js';
 import { UserError } from '../../errors.js';
-import { isFlowPath, openFlow } from '../../flow/load.js';
+import type { RequestRecord } from '../../serve/app.js';
 import { loadKeys } from '../../serve/keys.js';
 import { isLoopback } from '../../serve/loopback.js';
-import type { Served } from '../../serve/served.js';
 import { startServer } from '../../serve/server.js';
-import type { RequestRecord } from '../../serve/app.js';
 import { fileStore } from '../../store/files.js';
-import { openGraph, formatFinding } from '../load-graph.js';
+import { databaseUrl } from '../database.js';
 import { resolveModels } from '../open-agent.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
+import { loadServed } from '../served-graphs.js';
+import { stopSignal } from '../stop-signal.js';
 import { writeErr, writeOut } from '../terminal.js';
+import { openTurnServing } from '../turn-serving.js';
 
 /** `serve`'s options as commander parses them. */
 export interface ServeOptions extends ModelOptionValues, GoalLoopOptionValues {
@@ -24,6 +27,8 @@ export interface ServeOptions extends ModelOptionValues, GoalLoopOptionValues {
   deadline: number;
   grace: number;
   logFormat: string;
+  database?: string;
+  maxRunning: number;
 }
 
 const LOG_FORMATS = ['text', 'json', 'none'];
@@ -37,6 +42,7 @@ const MAX_WAITING = 8;
 export async function runServe(paths: string[], options: ServeOptions): Promise<void> {
   if (!LOG_FORMATS.includes(options.logFormat))
     throw new UserError(`--log-format: expected ${LOG_FORMATS.join(', ')}, got "${options.logFormat}"`, 2);
+  const url = databaseUrl(options.database);
   const keys = await loadKeys(process.env, options.apiKeys);
   if (!keys && !isLoopback(options.host))
     throw new UserError(
@@ -47,20 +53,17 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   const served = await loadServed(paths, options);
   if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  const onProblem = (message: string) => writeErr(`problem: ${message}\n`);
+  const serving = url === undefined ? undefined : await openTurnServing(url, { ...options, onProblem });
   const data = resolve(options.data);
-  for (const folder of ['conversations', 'flow-runs'])
-    await mkdir(join(data, folder), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
-      throw new UserError(
-        `--data: cannot make ${data}/${folder} (${(error as NodeJS.ErrnoException).code})`,
-        2,
-      );
-    });
+  if (!serving) await makeDataFolders(data);
   const log = requestLog(options.logFormat);
+  let durable: Durable | undefined;
   const server = await startServer({
     served,
-    store: fileStore(data),
-    conversationKey: (id) => join(data, 'conversations', `${id}.state.json`),
-    flowRunKey: (id) => join(data, 'flow-runs', `${id}.flow-run.json`),
+    store: serving?.store ?? fileStore(data),
+    conversationKey: serving?.keyOf ?? ((id) => join(data, 'conversations', `${id}.state.json`)),
+    flowRunKey: serving ? (id) => `serve-flow:${id}` : (id) => join(data, 'flow-runs', `${id}.flow-run.json`),
     goalLoop: {
       workspace: options.workspace ?? 'workspace',
       ...(options.allow && { allow: options.allow }),
@@ -79,8 +82,17 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
     loopback: isLoopback(options.host),
     ...(keys && { keys }),
     ...(log && { log }),
-    onProblem: (message) => writeErr(`problem: ${message}\n`),
-  }).catch((error: unknown) => {
+    onProblem,
+    ...(serving && {
+      durable: true,
+      turns: serving.turns,
+      beforeListen: async (ctx) => {
+        durable = await serving.launch('serve', ctx.hub, queuesOf(options.maxRunning));
+      },
+    }),
+  }).catch(async (error: unknown) => {
+    await durable?.shutdown();
+    await serving?.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
       throw new UserError(
@@ -90,42 +102,35 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
       );
     throw error;
   });
+  // Listened for before the line is out: whoever waits for the line may signal at once.
+  const stop = stopSignal();
   writeOut(`listening on ${server.url}\n`);
-  const signal = await stopSignal();
+  const signal = await stop;
   writeErr(`stopping: letting the turns in flight finish (at most ${options.grace}s)\n`);
+  const deadline = Date.now() + options.grace * 1000;
   await server.shutdown(options.grace * 1000);
+  await durable?.shutdown(Math.max(0, deadline - Date.now()));
+  await serving?.close();
   process.exitCode = signal === 'SIGINT' ? 130 : 0;
 }
 
-/** Each file, loaded and checked, under its graph's (or flow's) name, which must be unique. */
-async function loadServed(paths: string[], options: ServeOptions): Promise<Served[]> {
-  const served: Served[] = [];
-  for (const path of paths) {
-    const folder = dirname(resolve(path));
-    if (isFlowPath(path)) {
-      const { flow, warnings } = await openFlow(path);
-      for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-      const models = await resolveModels(
-        options,
-        { chatbot: flow.config.models.chatbot },
-        'fetch-on-first-call',
-        'flow',
-      );
-      served.push({ kind: 'flow', name: flow.name, flow, models, folder });
-    } else {
-      const { file } = await openGraph(path);
-      const models = await resolveModels(options, file.config.models, 'fetch-on-first-call');
-      served.push({ kind: 'agent', name: file.name, file, models, folder });
-    }
-    const name = served.at(-1)!.name;
-    if (served.filter((item) => item.name === name).length > 1)
+/**
+ * The queues a server takes work from: all, but the turns' when it runs none itself (--max-running 0),
+ * which leaves them to the workers.
+ */
+function queuesOf(maxRunning: number): string[] | undefined {
+  return maxRunning > 0 ? undefined : Object.keys(QUEUES).filter((name) => name !== 'turns');
+}
+
+/** The folders of --data the files need. */
+async function makeDataFolders(data: string): Promise<void> {
+  for (const folder of ['conversations', 'flow-runs'])
+    await mkdir(join(data, folder), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
       throw new UserError(
-        `two of the files are named "${name}"; a served graph is called by its name`,
+        `--data: cannot make ${data}/${folder} (${(error as NodeJS.ErrnoException).code})`,
         2,
-        'rename one (its "name" field)',
       );
-  }
-  return served;
+    });
 }
 
 function requestLog(format: string): ((record: RequestRecord) => void) | undefined {
@@ -136,20 +141,4 @@ function requestLog(format: string): ((record: RequestRecord) => void) | undefin
     writeErr(
       `${record.method} ${record.path} ${record.status} ${record.ms}ms${record.conversation ? ` ${record.conversation}` : ''}\n`,
     );
-}
-
-/** Resolves with the signal that asks the server to stop: SIGTERM or SIGINT (Ctrl+C). */
-function stopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      // A second signal while the turns finish ends the process at once.
-      process.once('SIGTERM', () => process.exit(0));
-      process.once('SIGINT', () => process.exit(130));
-      resolve(signal);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
 }

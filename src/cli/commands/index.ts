@@ -16,6 +16,7 @@ import { register as registerMemory } from './memory.js';
 import { register as registerFlow } from './flow.js';
 import { register as registerAipl } from './aipl.js';
 import { register as registerServe } from './serve.js';
+import { register as registerWorker } from './worker.js';
 
 /**
  * Every command registers itself on the program. One file per command in this folder, declaring only its
@@ -41,6 +42,7 @@ export const commands: RegisterCommand[] = [
   registerFlow,
   registerAipl,
   registerServe,
+  registerWorker,
   registerValidate,
   registerShow,
   registerExport,

@@ -5,8 +5,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { ServeOptions } from '../actions/serve.js';
 import {
+  DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
   MODEL_OPTIONS_HELP,
+  addDatabaseOption,
   addGoalLoopOptions,
   addModelOptions,
   positiveInteger,
@@ -33,6 +35,15 @@ the turns in flight finish for --grace seconds, then exits 0 (130).
 Goal runs (POST /v1/runs) may do what the goal-loop options allow, each key's in its own folder of
 --workspace; a command they do not allow waits for an answer over HTTP (POST /v1/runs/ID/answer: y,
 y -N, n, or feedback). Flow passes (POST /v1/flows/NAME/passes) are kept under --data.
+
+On PostgreSQL (--database or META_AGENT_DATABASE_URL) nothing is kept under --data: any number of
+servers, on any machines, serve the same conversations, and \`meta-agent worker\`s on the same database
+help them. Each turn is a durable workflow: a retried request (to this server or another) gets the one
+recorded reply, one turn runs at a time in a conversation, and a turn whose process dies is taken up by
+another within seconds. A server runs up to --max-running turns itself and queues the rest for workers
+(and servers with room); 0 leaves every turn to the workers. A conversation's event stream (GET
+/v1/conversations/ID/events) shows the turns run by the server it is asked of.
+${DATABASE_OPTION_HELP}
 ${GOAL_LOOP_OPTIONS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
@@ -61,8 +72,14 @@ export function register(program: Command): void {
       positiveInteger,
       10,
     )
-    .option('--log-format <format>', 'the request log on stderr: text, json or none', 'text');
-  addModelOptions(addGoalLoopOptions(command))
+    .option('--log-format <format>', 'the request log on stderr: text, json or none', 'text')
+    .option(
+      '--max-running <n>',
+      'with a database: turns this server runs itself at once; more wait on the queue for a worker',
+      wholeNumber,
+      32,
+    );
+  addDatabaseOption(addModelOptions(addGoalLoopOptions(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (graphs: string[], options: ServeOptions) => {
       await restartForSandbox();
@@ -84,4 +101,9 @@ function size(value: string): number {
     throw new InvalidArgumentError('expected a size above 0: bytes, or a number with kb or mb (1mb)');
   const unit = match[2]?.[0]?.toLowerCase();
   return Number(match[1]) * (unit === 'k' ? 1024 : unit === 'm' ? 1024 * 1024 : 1);
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected a whole number (0 or more)');
+  return Number(value);
 }

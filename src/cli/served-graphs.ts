@@ -1,0 +1,43 @@
+/**
+ * The graph and flow files a server (or a worker, which must hold the same ones) is given: each loaded
+ * and checked, with its models, under its name, which must be unique.
+ */
+import { dirname, resolve } from 'node:path';
+import { UserError } from '../errors.js';
+import { isFlowPath, openFlow } from '../flow/load.js';
+import type { Served } from '../serve/served.js';
+import { formatFinding, openGraph } from './load-graph.js';
+import { resolveModels } from './open-agent.js';
+import type { ModelOptionValues } from './options.js';
+import { writeErr } from './terminal.js';
+
+/** Each file, loaded and checked, under its graph's (or flow's) name, which must be unique. */
+export async function loadServed(paths: string[], options: ModelOptionValues): Promise<Served[]> {
+  const served: Served[] = [];
+  for (const path of paths) {
+    const folder = dirname(resolve(path));
+    if (isFlowPath(path)) {
+      const { flow, warnings } = await openFlow(path);
+      for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
+      const models = await resolveModels(
+        options,
+        { chatbot: flow.config.models.chatbot },
+        'fetch-on-first-call',
+        'flow',
+      );
+      served.push({ kind: 'flow', name: flow.name, flow, models, folder });
+    } else {
+      const { file } = await openGraph(path);
+      const models = await resolveModels(options, file.config.models, 'fetch-on-first-call');
+      served.push({ kind: 'agent', name: file.name, file, models, folder });
+    }
+    const name = served.at(-1)!.name;
+    if (served.filter((item) => item.name === name).length > 1)
+      throw new UserError(
+        `two of the files are named "${name}"; a served graph is called by its name`,
+        2,
+        'rename one (its "name" field)',
+      );
+  }
+  return served;
+}
