@@ -15,7 +15,7 @@
  * round trip away and parses, plans and reads pages for every query, so parity is not the bar, but a
  * worker's search must stay a small part of a step that waits for a model.
  *
- * The server: META_AGENT_BENCH_DATABASE_URL names a PostgreSQL with pgvector (the namespaces
+ * The server: META_AGENT_BENCH_POSTGRES names a PostgreSQL with pgvector (the namespaces
  * `bench-10000`… are replaced there); without it, PGlite with its pgvector in a process of its own
  * (pgvector-server.ts): WASM, one query at a time, which makes its figures pessimistic.
  *
@@ -70,7 +70,7 @@ export interface PostgresMemoryBenchRow {
 
 /** A PostgreSQL with pgvector: the one named, else PGlite in a child process. */
 async function server(): Promise<{ url: string; pglite: boolean; stop: () => void }> {
-  const named = process.env.META_AGENT_BENCH_DATABASE_URL;
+  const named = process.env.META_AGENT_BENCH_POSTGRES;
   if (named) return { url: named, pglite: false, stop: () => undefined };
   const child = spawn(process.execPath, [SERVER_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url = await firstLine(child);
@@ -233,7 +233,7 @@ export async function runMemoryPostgresBench(
   const seconds = (ms: number) => (ms / 1000).toFixed(1);
   const where = started.pglite
     ? 'pgvector runs in PGlite (PostgreSQL in WASM, one query at a time, its own process): pessimistic figures'
-    : 'pgvector on the server META_AGENT_BENCH_DATABASE_URL names';
+    : 'pgvector on the server META_AGENT_BENCH_POSTGRES names';
   printTable(
     `\nmemory-postgres: building, ${DIMENSIONS} dimensions; ${where}`,
     ['memories', 'files build s', 'postgres load s', 'HNSW index s'],

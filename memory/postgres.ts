@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Database } from '../src/postgres/database.js';
+import { inTransaction, openDatabase, type Database } from '../src/postgres/database.js';
 import { embedAll, Embedding, type Embedder } from './embedding.js';
 import { MemoryDamaged } from './files.js';
 import { fuse, type Ranked } from './fusion.js';
@@ -179,7 +179,7 @@ export class PostgresMemory implements Memory {
   async reindex(signal?: AbortSignal, onProgress?: (done: number, total: number) => void): Promise<number> {
     const embedder = this.#embedding.embedder;
     if (!embedder) throw new MemoryDamaged('reindexing needs an embedder: configure an embedding model');
-    return this.#transaction(async (client) => {
+    return inTransaction(this.#db.pool, async (client) => {
       await this.#lockNamespace(client);
       const { rows } = await client.query<{ id: string; text: string }>(
         `select id, text from ${MEMORIES} where namespace = $1 order by seq`,
@@ -319,7 +319,7 @@ export class PostgresMemory implements Memory {
   ): Promise<string[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#transaction(async (client) => {
+        return await inTransaction(this.#db.pool, async (client) => {
           const shape = await this.#lockNamespace(client);
           const first = batch.find((entry) => entry.vector)?.vector;
           if (shape.dimensions === undefined && first && model !== undefined) {
@@ -391,23 +391,6 @@ export class PostgresMemory implements Memory {
     this.#shape = shape;
     this.#embedding.follow(shape);
     return true;
-  }
-
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#db.pool.connect();
-    try {
-      await client.query('begin');
-      try {
-        const result = await work(client);
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      client.release();
-    }
   }
 }
 

@@ -57,6 +57,30 @@ export function unreachable(shown: string, error: unknown): UserError {
 }
 
 /**
+ * Runs `work` on one client inside a transaction: committed when it resolves, rolled back when it
+ * throws (the error is passed on). The store's record and put functions, and memory's writes, compose in it.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    try {
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Brings `part`'s tables to the newest of `steps` (step i is version i + 1), once across every process
  * that starts at the same time (an advisory lock), each step in its own transaction with its version.
  */

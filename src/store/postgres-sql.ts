@@ -7,6 +7,8 @@
  */
 import type pg from 'pg';
 import { migrate, SCHEMA, type Database } from '../postgres/database.js';
+
+export { inTransaction } from '../postgres/database.js';
 import { digestOf } from './digest.js';
 import { DuplicateWrite } from './in-memory.js';
 
@@ -83,30 +85,6 @@ export const STORE_MIGRATIONS: readonly string[] = [
 /** Creates or migrates the store's tables; every process may call it, the work is done once. */
 export function migrateStore(db: Database): Promise<void> {
   return migrate(db, 'store', STORE_MIGRATIONS);
-}
-
-/**
- * Runs `work` on one client inside a transaction: committed when it resolves, rolled back when it
- * throws (the error is passed on). The exported record/put functions of the parts compose in it.
- */
-export async function inTransaction<T>(
-  pool: pg.Pool,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    try {
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    }
-  } finally {
-    client.release();
-  }
 }
 
 /** One unique key of a write: its columns' values beyond the part's key, a name for messages, its value. */
