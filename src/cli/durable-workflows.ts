@@ -10,7 +10,7 @@
 import { hostFlowPasses } from '../durable/flow-pass.js';
 import { launchDurable, type Durable } from '../durable/runtime.js';
 import type { Database } from '../postgres/database.js';
-import { migrateStore, postgresStore } from '../store/postgres.js';
+import { postgresStore } from '../store/postgres.js';
 import type { Store } from '../store/store.js';
 import { flowPassHost } from './flow-pass-host.js';
 import { hostGoalRuns } from './goal-run-workflow.js';
@@ -43,13 +43,12 @@ export interface StartDurableOptions {
 }
 
 /**
- * Loads every workflow and lends it what it needs (the store on the same database), then launches the
- * durable runtime under meta-agent's version.
+ * Loads every workflow and lends it what it needs (the store on the same database, which makes its
+ * tables before its first query), then launches the durable runtime under meta-agent's version.
  */
 export async function startDurable(options: StartDurableOptions): Promise<Durable> {
   quietPgBusyClientWarning();
   await loadDurableWorkflows();
-  await migrateStore(options.db);
   const store = options.store ?? postgresStore(options.db, { claimant: CLAIMANT });
   hostFlowPasses(flowPassHost(store));
   hostGoalRuns({ store, database: options.url, onProblem: options.onProblem });

@@ -3,9 +3,7 @@
  * store on it, the served turns' table and notices, and the durable runtime launched once the process's
  * hub is there to run the turns it takes.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import type { Durable } from '../durable/runtime.js';
+import { newExecutorId, type Durable } from '../durable/runtime.js';
 import { QUEUES } from '../durable/queues.js';
 import { isUserError } from '../errors.js';
 import { openDatabase, unreachable, type Database } from '../postgres/database.js';
@@ -58,7 +56,7 @@ export async function openTurnServing(
     turns: new DurableTurns(db, notices, options.maxRunning),
     keyOf,
     launch: (role, hub, listen) => {
-      const executorId = `${role}-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+      const executorId = newExecutorId(role);
       serveTurns({ db, hub, keyOf, notices, name: `${role} ${executorId}`, onProblem: options.onProblem });
       return startDurable({
         db,

@@ -43,7 +43,7 @@ export interface DurableOptions {
   role: string;
   /** meta-agent's version: workflows are taken only by processes of the same one. */
   version: string;
-  /** Default: role, host, pid and a random part, so a restarted process is a new executor. */
+  /** Default: newExecutorId(role). */
   executorId?: string;
   /** Only these queues are taken from (a CLI command takes none but its own); default all. */
   listen?: readonly string[];
@@ -60,11 +60,15 @@ export interface Durable {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** A new executor id: role, host, pid and a random part, so a restarted process is a new executor. */
+export function newExecutorId(role: string): string {
+  return `${role}-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
 /** Launches DBOS once in this process. */
 export async function launchDurable(options: DurableOptions): Promise<Durable> {
   const { db, url, role, version } = options;
-  const executorId =
-    options.executorId ?? `${role}-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const executorId = options.executorId ?? newExecutorId(role);
   await migrate(db, 'durable', MIGRATIONS);
   DBOS.setConfig({
     name: 'meta-agent',

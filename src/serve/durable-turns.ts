@@ -23,9 +23,15 @@ import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import type pg from 'pg';
 import { isUserError } from '../errors.js';
-import { SCHEMA, type Database } from '../postgres/database.js';
+import type { Database } from '../postgres/database.js';
 import { DuplicateWrite } from '../store/in-memory.js';
-import { loadConversationState, putCatalogEntry, recordConversationState } from '../store/postgres.js';
+import {
+  createCatalogEntry,
+  loadConversationState,
+  putCatalogEntry,
+  recordConversationState,
+  storedTurn,
+} from '../store/postgres.js';
 import type { CatalogEntry } from '../store/catalog.js';
 import { saidIn, type ConversationHub, type TurnResult, type TurnRunner } from './conversations.js';
 import { ApiError, type ApiStatus } from './errors.js';
@@ -286,24 +292,15 @@ export class DurableTurns implements TurnRunner {
     }
   }
 
-  async create(entry: CatalogEntry): Promise<boolean> {
-    const { rowCount } = await this.#db.pool.query(
-      `insert into ${SCHEMA}.catalog (id, graph, owner, created, updated) values ($1, $2, $3, $4, $5)
-       on conflict (id) do nothing`,
-      [entry.id, entry.graph, entry.owner, entry.created, entry.updated],
-    );
-    return rowCount === 1;
+  create(entry: CatalogEntry): Promise<boolean> {
+    return createCatalogEntry(this.#db.pool, entry);
   }
 
   servedBy(request: string): Promise<string | undefined> {
     return conversationOfRequest(this.#db.pool, request);
   }
 
-  async storedTurn(key: string): Promise<number | undefined> {
-    const { rows } = await this.#db.pool.query<{ turn: number }>(
-      `select turn from ${SCHEMA}.conversations where key = $1`,
-      [key],
-    );
-    return rows[0]?.turn;
+  storedTurn(key: string): Promise<number | undefined> {
+    return storedTurn(this.#db.pool, key);
   }
 }

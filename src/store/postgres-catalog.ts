@@ -31,6 +31,15 @@ export async function putCatalogEntry(db: Queryable, entry: CatalogEntry): Promi
   );
 }
 
+/** Records `entry` unless a conversation holds its id already; true when it was recorded now. */
+export async function createCatalogEntry(db: Queryable, entry: CatalogEntry): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `insert into ${SCHEMA}.catalog (${COLUMNS}) values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
+    [entry.id, entry.graph, entry.owner, entry.created, entry.updated, entry.history ?? null],
+  );
+  return rowCount === 1;
+}
+
 /** The catalog of the store's tables, each lookup on `db`. */
 export function catalogInDatabase(db: Queryable): ConversationCatalog {
   return {

@@ -17,6 +17,15 @@ import { applyDelta, stateDelta } from './state-delta.js';
 /** Replies' rows are never folded into the snapshot below this size: a short conversation is not rewritten. */
 const MIN_COMPACTION_BYTES = 64 * 1024;
 
+/** The latest turn recorded under `key`; undefined when there is none. */
+export async function storedTurn(db: Queryable, key: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ turn: number }>(
+    `select turn from ${SCHEMA}.conversations where key = $1`,
+    [key],
+  );
+  return rows[0]?.turn;
+}
+
 /** The current state of the conversation `key`, checked; undefined when there is none. */
 export async function loadConversationState(
   db: Queryable,

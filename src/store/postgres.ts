@@ -20,12 +20,13 @@ import { createGoalRun, loadGoalRun, saveGoalRun } from './postgres-goal-runs.js
 import { inTransaction, migrateStore } from './postgres-sql.js';
 import type { Store } from './store.js';
 
-export { putCatalogEntry, catalogInDatabase } from './postgres-catalog.js';
+export { catalogInDatabase, createCatalogEntry, putCatalogEntry } from './postgres-catalog.js';
 export {
   conversationSource,
   loadConversationAt,
   loadConversationState,
   recordConversationState,
+  storedTurn,
 } from './postgres-conversations.js';
 export { loadFlowRunState, saveFlowRunState } from './postgres-flow-runs.js';
 export { ClaimHeld, claimStep, createGoalRun, loadGoalRun, saveGoalRun } from './postgres-goal-runs.js';
