@@ -13,12 +13,15 @@ import { ADVANCED_EXAMPLE, BASIC_EXAMPLE, UPDATE_EXAMPLE, UPDATE_FORMS } from '.
 
 const SEED = fileURLToPath(new URL('../../../shared/seeds/002_5ba443d2e53b1045.txt', import.meta.url));
 
-describe.skipIf(!existsSync(SEED))('the copies of the seed’s templates', () => {
-  it('are the seed’s code blocks, verbatim', () => {
-    const blocks = [...readFileSync(SEED, 'utf8').matchAll(/```\n([\s\S]*?)```/g)].map((m) => m[1]);
-    expect(blocks).toEqual([...UPDATE_FORMS, UPDATE_EXAMPLE, BASIC_EXAMPLE, ADVANCED_EXAMPLE]);
-  });
-});
+describe.skipIf(!existsSync(SEED))(
+  `the copies of the seed’s templates${existsSync(SEED) ? '' : ` (skipped: no seed at ${SEED})`}`,
+  () => {
+    it('are the seed’s code blocks, verbatim', () => {
+      const blocks = [...readFileSync(SEED, 'utf8').matchAll(/```\n([\s\S]*?)```/g)].map((m) => m[1]);
+      expect(blocks).toEqual([...UPDATE_FORMS, UPDATE_EXAMPLE, BASIC_EXAMPLE, ADVANCED_EXAMPLE]);
+    });
+  },
+);
 
 const conversation = [
   { role: 'assistant' as const, content: 'Hi! How is your day going?' },

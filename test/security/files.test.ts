@@ -33,6 +33,9 @@ import { loadScript } from '../../src/llm/scripted.js';
 import { runCli } from '../support/run-cli.js';
 
 const root = process.getuid?.() === 0;
+/** Why a test that needs root, or needs not to be root, did not run here. */
+const asRoot = root ? '' : ' (skipped: needs root)';
+const notRoot = root ? ' (skipped: root may replace /dev/null)' : '';
 const script = fileURLToPath(new URL('../../examples/quiz-designer.script.json', import.meta.url));
 const graph = graphFileSchema.parse({
   name: 'g',
@@ -68,7 +71,7 @@ describe('writing to what is already there', () => {
     expect(await readdir(dir)).toEqual(['pipe']);
   });
 
-  it.skipIf(!root)('leaves a device a device: -o on a copy of /dev/null, as root', async () => {
+  it.skipIf(!root)(`leaves a device a device: -o on a copy of /dev/null, as root${asRoot}`, async () => {
     // A device node of our own rather than /dev/null itself: a regression must not break the machine's.
     const devnull = join(dir, 'null');
     execFileSync('mknod', [devnull, 'c', '1', '3']);
@@ -81,7 +84,7 @@ describe('writing to what is already there', () => {
     expect((await readdir(dir)).sort()).toEqual(['g.autogram.json', 'null']);
   });
 
-  it.skipIf(root)('writes -o /dev/null through, as a user who may not replace it', async () => {
+  it.skipIf(root)(`writes -o /dev/null through, as a user who may not replace it${notRoot}`, async () => {
     const result = await runCli(['export', await graphFile(), '-f', 'dot', '-o', '/dev/null']);
     expect(result.code).toBe(0);
     expect((await stat('/dev/null')).isCharacterDevice()).toBe(true);
@@ -144,7 +147,7 @@ describe('writing to what is already there', () => {
     expect(await readFile(out, 'utf8')).toMatch(/^digraph/);
   });
 
-  it.skipIf(!root)("keeps the owner of a file root saves, not root's", async () => {
+  it.skipIf(!root)(`keeps the owner of a file root saves, not root's${asRoot}`, async () => {
     const path = await graphFile();
     execFileSync('chown', ['65534:65534', path]);
     await saveGraphFile(path, graph);
