@@ -11,6 +11,7 @@ import { startOpenAIServer } from '../support/openai-server.js';
 import { lastRead, startReplayServer, type AnswerShape, type ReplayStep } from '../support/replay-server.js';
 import { rememberAllowRule } from '../../src/autonomous/allow-rules.js';
 import { cliConfigDir, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 let server: OpenAIServer | undefined;
 afterEach(async () => {
@@ -289,7 +290,7 @@ describe('meta-agent run', () => {
       'gpt-4o-mini',
     ]);
     expect(resumed.code).toBe(0);
-    expect(JSON.parse(await readFile(moved, 'utf8'))).toMatchObject({
+    expect(await loadRunFile(moved)).toMatchObject({
       workspace: other,
       ended: { reason: 'task_complete' },
     });
@@ -339,8 +340,8 @@ describe('meta-agent run after kill -9', () => {
     const lines = (await readFile(join(root, 'log.txt'), 'utf8')).trim().split('\n');
     expect(new Set(lines).size).toBe(lines.length);
     expect(lines.length).toBeGreaterThanOrEqual(LINES - 2);
-    const saved = JSON.parse(await readFile(await runFile(root), 'utf8')) as { ended: { reason: string } };
-    expect(saved.ended.reason).toBe('task_complete');
+    const saved = await loadRunFile(await runFile(root));
+    expect(saved.ended?.reason).toBe('task_complete');
   });
 
   function killAt(step: number, type: string): (stderr: string, stdout: string) => boolean {
