@@ -296,6 +296,31 @@ describe('meta-agent run', () => {
     });
   });
 
+  it('after a max_steps end, says the command that raises --max-steps, and that command carries the run on', async () => {
+    server = await startReplayServer(
+      [
+        { name: 'append_to_file', args: { file: 'log.txt', text: 'one\n' } },
+        { name: 'append_to_file', args: { file: 'log.txt', text: 'two\n' } },
+        complete('logged'),
+      ],
+      'json',
+    );
+    const root = await workspace();
+    const first = await run(['--goal', 'log two lines', '--max-steps', '1', '--yes'], root);
+    expect(first.stdout).toContain('ended: max_steps');
+    const advised = /e\.g\. meta-agent run (--resume \S+ --max-steps 2)\n/.exec(first.stderr);
+    expect(advised, first.stderr).not.toBeNull();
+    const model = ['--yes', '--base-url', server.url, '--model', 'gpt-4o-mini'];
+    const same = await runCli(['run', '--resume', await runFile(root), ...model]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain('ended at its step limit (1 of 1)');
+    expect(same.stderr).toMatch(/hint: raise the limit: meta-agent run --resume \S+ --max-steps 2\n/);
+    const raised = await runCli(['run', ...advised![1]!.split(' '), ...model]);
+    expect(raised.stdout).toContain('step 2 · append_to_file');
+    expect(await readFile(join(root, 'log.txt'), 'utf8')).toBe('one\ntwo\n');
+    expect((await loadRunFile(await runFile(root))).ended?.reason).toBe('max_steps');
+  });
+
   it('refuses a file that is not a run for --resume', async () => {
     server = await startReplayServer(TASKS[0]!.steps, 'json');
     const root = await workspace({ 'bad.json': '{"format": "meta-agent/run@1", "id": 5}' });
