@@ -38,6 +38,11 @@ export class RunJournal {
     this.#journal = new Journal(path, runFormat);
   }
 
+  /** Bytes this object has written, compactions included. */
+  get bytesWritten(): number {
+    return this.#journal.bytesWritten;
+  }
+
   async save(state: RunState): Promise<void> {
     try {
       await this.#journal.save(state);
