@@ -1,13 +1,11 @@
 /**
- * The run file: a run's whole state as one JSON document, replaced atomically and flushed to the disk
- * after every phase of a step (write-file.ts), so `kill -9` at any moment leaves the last phase saved,
- * never half a file. A run is a few hundred steps of capped outputs, so rewriting it whole stays cheap.
+ * The run file's side of the goal loop: where a workspace keeps its runs, and the seal of a run's
+ * consent under the user's key. The file's format, a journal saved after every phase of a step, is the
+ * store's (store/run-journal.ts).
  */
-import { mkdir, readFile, realpath } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
-import { parseJsonText } from '../graph/load.js';
-import { writeTextFile } from '../write-file.js';
 import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import {
   configInsideWorkspace,
@@ -17,18 +15,13 @@ import {
   userConfigDir,
   type ConsentKey,
 } from './consent.js';
-import { loadedRunState, type RunState } from './run-state.js';
+import type { RunState } from './run-state.js';
 
-/** Saves `state` to `path`, durably, its consent sealed with the user's key (when there is one). */
-export async function saveRun(path: string, state: RunState): Promise<void> {
+/** Seals the consent of `state` with the user's key (when there is one), as it is about to be saved. */
+export async function sealConsent(state: RunState): Promise<void> {
   const key = await userKey();
   if ('key' in key) state.consent = seal(key.key, RUN_CONSENT, consentOf(state));
   else delete state.consent;
-  try {
-    await writeTextFile(path, `${JSON.stringify(state, null, 1)}\n`, { durable: true });
-  } catch (error) {
-    throw new UserError(`cannot save the run to ${path}: ${(error as Error).message}`, 1);
-  }
 }
 
 const RUN_CONSENT = 'meta-agent run consent';
@@ -86,24 +79,6 @@ export async function withoutUnsealedConsent(state: RunState): Promise<string | 
     inside ??
     ('problem' in key ? key.problem : 'it was edited, or saved by another user or an earlier version');
   return `its consent is not sealed by your key (${why}), so it does not carry over: ${dropped.join('; ')}`;
-}
-
-/** Reads a run file; anything that is not one is refused with the first wrong field (exit 2). */
-export async function loadRun(path: string): Promise<RunState> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder' : (error as Error).message;
-    throw new UserError(
-      `cannot read the run ${path}: ${reason}`,
-      2,
-      'pass the file `meta-agent run` named when the run started (WORKSPACE/.meta-agent/runs/NAME-ID.run.json)',
-    );
-  }
-  return loadedRunState(parseJsonText(text, path), path);
 }
 
 /** Where a workspace keeps its runs: its reserved folder, out of the agent's reach. */

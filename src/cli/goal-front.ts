@@ -8,6 +8,7 @@ import type { GoalLoop, Approver } from '../autonomous/goal-loop.js';
 import type { RunState } from '../autonomous/run-state.js';
 import type { EventBus } from '../events.js';
 import { printEvents } from './chat-lines.js';
+import { continueAdvice } from './continue-run.js';
 import { printGoalLines, runSummary } from './goal-lines.js';
 import { stopOnCtrlC } from './interrupt.js';
 import { writeErr, writeOut } from './terminal.js';
@@ -18,7 +19,7 @@ export interface FrontSetup {
   model: { modelName: string; answersFrom: 'model' | 'rules' };
   /** Where the run is kept, as the view and the first line say it. */
   keptIn: string;
-  /** How the user continues the run (`--resume …`). */
+  /** How the user names the run again, after `meta-agent run` (`--resume FILE`). */
   resume: string;
   json?: boolean;
   interactive: boolean;
@@ -85,10 +86,10 @@ export async function runInFront(
     ui?.finish();
     ui?.unmount();
     if (!json) writeOut(`${runSummary(ended)}\n`);
-    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] continue it with ${resume}\n`);
+    if (ended.ended?.reason !== 'task_complete') writeErr(`[run] ${continueAdvice(ended, resume)}\n`);
     process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
   } catch (error) {
-    writeErr(`[run] the run is saved; continue it with ${resume}\n`);
+    writeErr(`[run] the run is saved; continue it with meta-agent run ${resume}\n`);
     throw error;
   } finally {
     ctrlC.dispose();

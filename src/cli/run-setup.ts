@@ -9,6 +9,7 @@ import type { GoalRunStore } from '../autonomous/goal-run-store.js';
 import { workspaceFolder } from '../autonomous/run-file.js';
 import { DEFAULT_ROLE, newRunState, type Budget, type RunState } from '../autonomous/run-state.js';
 import { UserError } from '../errors.js';
+import { raisedLimit } from './continue-run.js';
 import type { Front } from './goal-front.js';
 import { askForGoals } from './goal-setup.js';
 import type { ModelOptionValues } from './options.js';
@@ -58,15 +59,26 @@ export function refuseNewRunFlags(options: RunOptions): void {
 }
 
 /**
- * The saved run `state` (`what` names it) with the limits, countdown and memory of this command line;
- * a run that ended for a reason other than task_complete goes on from where it ended.
+ * The saved run `state` (`what` names it, `resume` is how the user names it again: `--resume FILE`)
+ * with the limits, countdown and memory of this command line; a run that ended for a reason other
+ * than task_complete goes on from where it ended. One that took all its steps goes on only with more.
  */
-export function resumeWith(state: RunState, options: RunOptions, what: string): void {
+export function resumeWith(state: RunState, options: RunOptions, what: string, resume: string): void {
   if (state.ended?.reason === 'task_complete')
     throw new UserError(
       `${what} is complete (task_complete: ${state.ended.detail})`,
       2,
       'start a new run with --goal',
+    );
+  const { maxSteps } = budgetFrom(options);
+  if (
+    state.ended?.reason === 'max_steps' &&
+    state.used.steps >= (maxSteps ?? state.budget.maxSteps ?? Infinity)
+  )
+    throw new UserError(
+      `${what} ended at its step limit (${state.used.steps} of ${maxSteps ?? state.budget.maxSteps}), and would end again at once`,
+      2,
+      `raise the limit: meta-agent run ${resume} ${raisedLimit(state)}`,
     );
   state.budget = { ...state.budget, ...budgetFrom(options) };
   if (options.continuous !== undefined) state.continuousLeft = options.continuous;

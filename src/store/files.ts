@@ -1,17 +1,19 @@
 /**
  * The default store: plain files the user can see, copy and pass back (`--state`, `--resume`), in the
  * formats earlier releases wrote, so what is on disk keeps loading. A key is a file's path:
- * conversations are journals (conversation-journal.ts), goal runs are run files in the workspace's
- * reserved folder (autonomous/run-file.ts), flow runs are one JSON document each.
+ * conversations are journals (conversation-journal.ts), goal runs are journals too, run files in the
+ * workspace's reserved folder (run-journal.ts), flow runs are one JSON document each.
  */
 import { join } from 'node:path';
 import type { ConversationState } from '../engine/state.js';
 import { catalogInFolder } from './catalog.js';
 import { loadStateFile, StateFile } from './conversation-journal.js';
+import type { RunJournal } from './run-journal.js';
 import type { Store } from './store.js';
 
 // Most conversations never start a goal run or a flow: their files' code loads on first use.
 const runFiles = () => import('../autonomous/run-file.js');
+const runJournals = () => import('./run-journal.js');
 const flowRunFiles = () => import('../flow/run-state.js');
 
 /**
@@ -21,6 +23,7 @@ const flowRunFiles = () => import('../flow/run-state.js');
 export function fileStore(folder = '.meta-agent'): Store {
   // A journal appends what each reply changed since this process saved it last.
   const journals = new Map<string, StateFile>();
+  const runJournalsAt = new Map<string, RunJournal>();
   return {
     conversations: {
       load: loadStateFile,
@@ -32,8 +35,14 @@ export function fileStore(folder = '.meta-agent'): Store {
     },
     goalRuns: {
       create: async (state, names) => (await runFiles()).newRunFile(state.workspace, [...names], state.id),
-      load: async (path) => (await runFiles()).loadRun(path),
-      save: async (path, state) => (await runFiles()).saveRun(path, state),
+      load: async (path) => (await runJournals()).loadRunFile(path),
+      save: async (path, state) => {
+        const [{ sealConsent }, { RunJournal }] = await Promise.all([runFiles(), runJournals()]);
+        await sealConsent(state);
+        let journal = runJournalsAt.get(path);
+        if (!journal) runJournalsAt.set(path, (journal = new RunJournal(path)));
+        await journal.save(state);
+      },
     },
     flowRuns: {
       load: async (path, flow) => (await flowRunFiles()).loadFlowRun(path, flow),

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { rememberAllowRule } from '../../src/autonomous/allow-rules.js';
+import type { RunState } from '../../src/autonomous/run-state.js';
 import { goalLoopHost } from '../../src/autonomous/nested-run.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { variablesInScope } from '../../src/engine/frames.js';
@@ -20,6 +21,7 @@ import { inMemoryStore } from '../../src/store/in-memory.js';
 import { graphOf, noModels, scriptedModels } from '../support/agents.js';
 import { closedUrl } from '../support/openai-server.js';
 import { cliConfigDir, runCli } from '../support/run-cli.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 const GRAPH = 'test/fixtures/graphs/goal-loop.autogram.json';
 const CHAT_GRAPH = 'test/fixtures/graphs/goal-loop-chat.autogram.json';
@@ -43,11 +45,9 @@ async function runFiles(root: string): Promise<string[]> {
   return readdir(join(root, '.meta-agent', 'runs')).catch(() => []);
 }
 
-async function savedRun(
-  root: string,
-): Promise<{ ended: { reason: string }; agent: Record<string, unknown> }> {
+async function savedRun(root: string): Promise<RunState> {
   const [name] = await runFiles(root);
-  return JSON.parse(await readFile(join(root, '.meta-agent', 'runs', name!), 'utf8'));
+  return await loadRunFile(join(root, '.meta-agent', 'runs', name!));
 }
 
 describe('a goal_loop node under meta-agent call', () => {
@@ -69,7 +69,7 @@ describe('a goal_loop node under meta-agent call', () => {
       expect.stringMatching(/^builder-build-task-[0-9a-f]+\.run\.json$/),
     ]);
     const run = await savedRun(root);
-    expect(run.ended.reason).toBe('task_complete');
+    expect(run.ended?.reason).toBe('task_complete');
     expect(run.agent).toEqual({
       name: 'Builder',
       role: 'an AI that completes goals for the agent graph builder (node build(task))',
@@ -86,7 +86,7 @@ describe('a goal_loop node under meta-agent call', () => {
     expect(value).toMatchObject({ complete: false, reason: 'refused', steps: 2 });
     expect(value.detail).toContain('pass --allow write_to_file');
     await expect(readFile(join(root, 'out.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
-    expect((await savedRun(root)).ended.reason).toBe('refused');
+    expect((await savedRun(root)).ended?.reason).toBe('refused');
   });
 
   it('lets the commands the workspace remembers run, as meta-agent run does', async () => {

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { promptText, startReplayServer, type ReplayStep } from '../support/replay-server.js';
 import { runCli } from '../support/run-cli.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 let server: OpenAIServer | undefined;
 afterEach(async () => {
@@ -81,7 +82,7 @@ describe('meta-agent run with long-term memory', () => {
     expect(await readFile(join(root, 'wifi.txt'), 'utf8')).toBe(PASSWORD);
     // The run file keeps the namespace, so --resume remembers in the same one.
     const [runFile] = (await readdir(join(root, '.meta-agent', 'runs'))).sort();
-    const saved = JSON.parse(await readFile(join(root, '.meta-agent', 'runs', runFile!), 'utf8'));
+    const saved = await loadRunFile(join(root, '.meta-agent', 'runs', runFile!));
     expect(saved.memory).toBe('keeper');
   });
 

@@ -11,6 +11,7 @@ import { startOpenAIServer } from '../support/openai-server.js';
 import { lastRead, startReplayServer, type AnswerShape, type ReplayStep } from '../support/replay-server.js';
 import { rememberAllowRule } from '../../src/autonomous/allow-rules.js';
 import { cliConfigDir, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 let server: OpenAIServer | undefined;
 afterEach(async () => {
@@ -289,10 +290,35 @@ describe('meta-agent run', () => {
       'gpt-4o-mini',
     ]);
     expect(resumed.code).toBe(0);
-    expect(JSON.parse(await readFile(moved, 'utf8'))).toMatchObject({
+    expect(await loadRunFile(moved)).toMatchObject({
       workspace: other,
       ended: { reason: 'task_complete' },
     });
+  });
+
+  it('after a max_steps end, says the command that raises --max-steps, and that command carries the run on', async () => {
+    server = await startReplayServer(
+      [
+        { name: 'append_to_file', args: { file: 'log.txt', text: 'one\n' } },
+        { name: 'append_to_file', args: { file: 'log.txt', text: 'two\n' } },
+        complete('logged'),
+      ],
+      'json',
+    );
+    const root = await workspace();
+    const first = await run(['--goal', 'log two lines', '--max-steps', '1', '--yes'], root);
+    expect(first.stdout).toContain('ended: max_steps');
+    const advised = /e\.g\. meta-agent run (--resume \S+ --max-steps 2)\n/.exec(first.stderr);
+    expect(advised, first.stderr).not.toBeNull();
+    const model = ['--yes', '--base-url', server.url, '--model', 'gpt-4o-mini'];
+    const same = await runCli(['run', '--resume', await runFile(root), ...model]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain('ended at its step limit (1 of 1)');
+    expect(same.stderr).toMatch(/hint: raise the limit: meta-agent run --resume \S+ --max-steps 2\n/);
+    const raised = await runCli(['run', ...advised![1]!.split(' '), ...model]);
+    expect(raised.stdout).toContain('step 2 · append_to_file');
+    expect(await readFile(join(root, 'log.txt'), 'utf8')).toBe('one\ntwo\n');
+    expect((await loadRunFile(await runFile(root))).ended?.reason).toBe('max_steps');
   });
 
   it('refuses a file that is not a run for --resume', async () => {
@@ -339,8 +365,8 @@ describe('meta-agent run after kill -9', () => {
     const lines = (await readFile(join(root, 'log.txt'), 'utf8')).trim().split('\n');
     expect(new Set(lines).size).toBe(lines.length);
     expect(lines.length).toBeGreaterThanOrEqual(LINES - 2);
-    const saved = JSON.parse(await readFile(await runFile(root), 'utf8')) as { ended: { reason: string } };
-    expect(saved.ended.reason).toBe('task_complete');
+    const saved = await loadRunFile(await runFile(root));
+    expect(saved.ended?.reason).toBe('task_complete');
   });
 
   function killAt(step: number, type: string): (stderr: string, stdout: string) => boolean {

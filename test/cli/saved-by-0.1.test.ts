@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 // Files that release 0.1 wrote, before conversations, goal runs and flow runs were saved through the
 // store: a user's files on disk must load and go on. Each was made by the 0.1 CLI itself: two chat
@@ -90,7 +91,7 @@ describe('files saved by release 0.1', () => {
     expect(result.stderr).toContain('resuming a run that ended with max_steps');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('task_complete');
-    const after = JSON.parse(await readFile(run, 'utf8'));
+    const after = await loadRunFile(run);
     expect(after).toMatchObject({
       id: '14ae6518a584',
       used: { steps: 4 },

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkCanRun, cliEnv, root } from './chat-cli.js';
 import { TmuxSession } from './tmux.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 // The real built CLI (`npx tsc -p .` first) in a real terminal: tmux runs `meta-agent run` with scripted
 // answers in the seed's JSON (write a file, then task_complete); keys go in with send-keys and the
@@ -141,10 +142,10 @@ describe('meta-agent run in a terminal (tmux)', () => {
     const runs = join(dir, 'ws/.meta-agent/runs');
     const files = (await readdir(runs)).filter((name) => name.endsWith('.run.json'));
     expect(files).toHaveLength(1);
-    const saved = JSON.parse(await readFile(join(runs, files[0]!), 'utf8'));
+    const saved = await loadRunFile(join(runs, files[0]!));
     // The write was never approved: it is asked for again when the run is resumed.
-    expect(saved.ended.reason).toBe('user');
-    expect(saved.pending.command.name).toBe('write_to_file');
+    expect(saved.ended?.reason).toBe('user');
+    expect(saved.pending?.command.name).toBe('write_to_file');
     await expect(readFile(join(dir, 'ws/hello.txt'), 'utf8')).rejects.toThrow('ENOENT');
   }, 60_000);
 });

@@ -7,8 +7,9 @@ import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { saveRun } from '../../src/autonomous/run-file.js';
 import { newRunState, type PendingCommand, type RunState } from '../../src/autonomous/run-state.js';
+import { fileStore } from '../../src/store/files.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
 import { cliConfigDir, runCli, type CliResult } from '../support/run-cli.js';
@@ -136,7 +137,7 @@ describe('consent from files in a workspace', () => {
       { name: 'write_to_file', args: { file: 'new.txt', text: 'x' } },
       approvedBy('user'),
     );
-    await saveRun(file, state);
+    await fileStore().goalRuns.save(file, state);
     const result = await resume(file);
     expect(result.stderr).not.toContain('not sealed');
     expect(result.code).toBe(0);
@@ -151,8 +152,8 @@ describe('consent from files in a workspace', () => {
       { name: 'write_to_file', args: { file: 'new.txt', text: 'x' } },
       approvedBy('user'),
     );
-    await saveRun(file, state);
-    const sealed = JSON.parse(await readFile(file, 'utf8')) as RunState;
+    await fileStore().goalRuns.save(file, state);
+    const sealed = await loadRunFile(file);
     sealed.pending!.command = { name: 'delete_file', args: { file: 'keep.txt' } };
     await plant(file, sealed);
     const result = await resume(file);
@@ -189,11 +190,11 @@ describe('consent from files in a workspace', () => {
       { name: 'write_to_file', args: { file: 12345, text: 'x' } },
       approvedBy('yes'),
     );
-    await saveRun(file, state);
+    await fileStore().goalRuns.save(file, state);
     const result = await resume(file, ['--yes']);
     expect(result.code).toBe(0);
     expect((await readdir(root)).sort()).toEqual(['.meta-agent', 'keep.txt']);
-    const saved = JSON.parse(await readFile(file, 'utf8')) as RunState;
+    const saved = await loadRunFile(file);
     expect(saved.history[0]).toMatchObject({ kind: 'refused', message: expect.stringContaining('"file"') });
   });
 

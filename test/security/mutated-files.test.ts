@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { budgetLine } from '../../src/autonomous/budget.js';
 import { goalPrompt } from '../../src/autonomous/prompt.js';
-import { loadRun } from '../../src/autonomous/run-file.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 import { loadStateFile } from '../../src/store/conversation-journal.js';
 import { Interpreter } from '../../src/engine/interpreter.js';
 import { seededRandom } from '../../src/engine/simulate.js';
@@ -284,7 +284,7 @@ describe('mutated run files', () => {
         const path = join(dir, `run${i}.json`);
         await writeFile(path, mutate(text, next));
         await userFacing(async () => {
-          const state = await loadRun(path);
+          const state = await loadRunFile(path);
           goalPrompt({
             state,
             registry,

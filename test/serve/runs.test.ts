@@ -9,11 +9,11 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/autonomous/run-state.js';
 import type { RunView } from '../../src/serve/goal-runs.js';
 import { keyDigest } from '../../src/serve/keys.js';
 import { startServe, type ServeProcess } from '../support/serve.js';
 import { readToEnd, readUntil, streamedEvents, type StreamedEvent } from '../support/sse-client.js';
+import { loadRunFile } from '../../src/store/run-journal.js';
 
 const GRAPH = 'test/fixtures/graphs/simple_example.csv';
 
@@ -121,7 +121,7 @@ const types = (events: StreamedEvent[]) => events.map((event) => event.event);
 async function savedRun(workspace: string) {
   const folder = join(workspace, '.meta-agent', 'runs');
   const [file] = await readdir(folder);
-  return JSON.parse(await readFile(join(folder, file!), 'utf8')) as RunState;
+  return await loadRunFile(join(folder, file!));
 }
 
 describe('goal runs over HTTP, on a server without --yes or --allow', () => {

@@ -178,7 +178,7 @@ async function resumeKept(
   // kept, as a run file does: the database is the user's, not a file someone sent.
   const state = await store.goalRuns.load(key);
   state.workspace = await workspaceFolder(resolve(options.workspace ?? state.workspace));
-  resumeWith(state, options, `run ${key}`);
+  resumeWith(state, options, `run ${key}`, `--database … --resume ${state.id}`);
   return { state, path: key };
 }
 

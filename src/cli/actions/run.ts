@@ -166,7 +166,7 @@ async function resumeRun(
   state.workspace = await resumedWorkspace(state, resolve(file), options.workspace);
   const dropped = await withoutUnsealedConsent(state);
   if (dropped) writeErr(`[run] ${shown(file)}: ${dropped}\n`);
-  resumeWith(state, options, `the run in ${file}`);
+  resumeWith(state, options, `the run in ${file}`, `--resume ${shown(file)}`);
   return { state, path: resolve(file) };
 }
 
