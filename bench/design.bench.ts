@@ -175,13 +175,17 @@ async function design(c: Case, url: string, outDir: string) {
   return { calls, roundTrips, seconds, cpuMs: (user + system) / 1000 };
 }
 
-/** One `meta-agent design` process, as a user runs it: the CPU milliseconds it used in all. */
+/**
+ * One `meta-agent design` process, as a user runs it: the CPU milliseconds it used in all. Each writes
+ * to a folder of its own, as a first design does: `design` refuses to overwrite a graph without --force.
+ */
 async function designProcess(c: Case, outDir: string): Promise<number> {
-  const cpuFile = join(outDir, 'process-cpu-ms');
+  const runDir = await mkdtemp(join(outDir, 'process-'));
+  const cpuFile = join(runDir, 'process-cpu-ms');
   const cli = fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url));
   const preload = pathToFileURL(fileURLToPath(new URL('./cpu-at-exit.js', import.meta.url))).href;
   const args = ['--no-node-snapshot', '--import', preload, cli, 'design', DESCRIPTION];
-  args.push('-o', outDir, '--name', `process_${c.nodes}_${c.place}`, '--concurrency', String(c.concurrency));
+  args.push('-o', runDir, '--name', `process_${c.nodes}_${c.place}`, '--concurrency', String(c.concurrency));
   const { OPENAI_API_KEY: _unused, ...env } = process.env;
   const child = spawn(process.execPath, args, {
     env: { ...env, OPENAI_BASE_URL: c.fastUrl, META_AGENT_MODEL: 'gpt-4o-mini', BENCH_CPU_FILE: cpuFile },

@@ -1,6 +1,7 @@
 /**
- * AutoGRAMS 0.1 spreadsheets (CSV): one row per node, one column per node field. Headers are matched
- * case-insensitively with spaces or underscores. Every column the reference reads is read here; the four
+ * AutoGRAMS 0.1 spreadsheets (CSV): one row per node, one column per node field, cells separated by
+ * commas, semicolons or tabs, as the header row shows. Headers are matched case-insensitively with
+ * spaces or underscores. Every column the reference reads is read here; the four
  * it stores and never reads are ignored quietly; any other column is reported, never dropped without a
  * word. A spreadsheet carries no config, so it runs under AutoGRAMS' defaults (`autogramsConfig`).
  * Export guards against formulas (see `neutralizeCell`), and import undoes exactly what export did.
@@ -155,9 +156,32 @@ interface Row {
   cells: string[];
 }
 
+/** The cell separators spreadsheet programs write: a comma, a semicolon where the comma is the decimal sign, a tab. */
+const DELIMITERS = [',', ';', '\t'] as const;
+
+/**
+ * The separator of a spreadsheet: the one its header row uses most outside quotes (a comma on a tie).
+ * Only one is ever used, so that a semicolon or a tab inside an instruction stays text.
+ */
+function delimiterOf(text: string): string {
+  const counts = new Map<string, number>(DELIMITERS.map((d) => [d, 0]));
+  let quoted = false;
+  for (const char of text) {
+    if (char === '"') quoted = !quoted;
+    else if (!quoted && (char === '\n' || char === '\r')) break;
+    else if (!quoted && counts.has(char)) counts.set(char, counts.get(char)! + 1);
+  }
+  return DELIMITERS.reduce((best, d) => (counts.get(d)! > counts.get(best)! ? d : best));
+}
+
 function readRows(text: string, source: string): Row[] {
   try {
-    const records = parse(text, { bom: true, relax_column_count: true, info: true }) as unknown as {
+    const records = parse(text, {
+      bom: true,
+      delimiter: delimiterOf(text),
+      relax_column_count: true,
+      info: true,
+    }) as unknown as {
       record: string[];
       info: { lines: number };
     }[];
@@ -182,7 +206,9 @@ function checkColumns(keys: string[], headers: string[], source: string): void {
     if (!keys.includes(key))
       throw new InvalidFileError(
         `${source}: no "${header}" column`,
-        'an AutoGRAMS spreadsheet has a header row with at least the columns Name, Action and Instruction',
+        keys.length === 1
+          ? `the header row is one column, "${headers[0]}": separate its cells with commas, semicolons or tabs`
+          : 'an AutoGRAMS spreadsheet has a header row with at least the columns Name, Action and Instruction',
       );
   keys.forEach((key, i) => {
     const first = keys.indexOf(key);

@@ -11,6 +11,7 @@ import { schemaRefFor } from './json-schema.js';
 import { describeJsonError, withoutBom } from './json-syntax.js';
 import { summarizeIssues, unknownFieldWarnings } from './schema-issues.js';
 import { graphFileSchema, type GraphFile } from './schema.js';
+import { decodeSpreadsheet } from './spreadsheet-text.js';
 
 /** A graph file as read, with what the reader could not carry over (ignored columns, unknown fields). */
 export interface LoadedGraph {
@@ -37,14 +38,14 @@ export function graphNameFromPath(path: string): string {
 
 /** Reads a graph file. Missing or unreadable files, bad JSON and invalid graphs become UserErrors. */
 export async function loadGraphFile(path: string): Promise<LoadedGraph> {
-  const format = graphFormatOf(path);
-  const text = await readTextFile(path);
-  if (format === 'csv') {
+  if (graphFormatOf(path) === 'csv') {
+    const { text, warnings } = decodeSpreadsheet(await readFileBytes(path), path);
     // The CSV parser loads only for spreadsheets: most graph files are JSON.
     const { graphFromCsv } = await import('./csv.js');
-    return graphFromCsv(text, { name: graphNameFromPath(path), source: path });
+    const loaded = graphFromCsv(text, { name: graphNameFromPath(path), source: path });
+    return { file: loaded.file, warnings: [...warnings, ...loaded.warnings] };
   }
-  return parseGraphJson(text, path);
+  return parseGraphJson(await readTextFile(path), path);
 }
 
 /** Parses the text of a native graph file; `source` names it in messages. */
@@ -110,8 +111,13 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
 
 /** Reads a text file; a missing or unreadable one is a UserError with exit code 2. */
 export async function readTextFile(path: string): Promise<string> {
+  return (await readFileBytes(path)).toString('utf8');
+}
+
+/** Reads a file's bytes; a missing or unreadable one is a UserError with exit code 2. */
+async function readFileBytes(path: string): Promise<Buffer> {
   try {
-    return await readFile(path, 'utf8');
+    return await readFile(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new UserError(`${path}: no such file`, 2);

@@ -4,7 +4,7 @@
  * while the CLI talks to it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,16 +64,28 @@ export function spawnCli(
   if (!existsSync(builtMain)) {
     throw new Error(`the CLI is not built (${builtMain} is missing): run \`npx tsc -p .\` first`);
   }
+  return spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd ?? root,
+    env: cliEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** The variables the CLI runs with: this process's, less its model settings, plus `extra` (see `env`). */
+export function cliEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && !/^(OPENAI_|META_AGENT_)/.test(name)) env[name] = value;
   }
-  Object.assign(env, { NO_COLOR: '1', ...NO_DOWNLOADS }, options.env);
-  return spawn(process.execPath, [bin, ...args], {
-    cwd: options.cwd ?? root,
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  return Object.assign(env, { NO_COLOR: '1', ...NO_DOWNLOADS }, extra);
+}
+
+/** A folder holding a `meta-agent` command that runs the built CLI, for commands run by a shell. */
+export function cliBinDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'meta-agent-bin-'));
+  const command = join(dir, 'meta-agent');
+  writeFileSync(command, `#!/bin/sh\nexec '${process.execPath}' '${bin}' "$@"\n`, { mode: 0o755 });
+  return dir;
 }
 
 /** Runs `meta-agent ...args` and resolves when it exits. */

@@ -18,7 +18,7 @@ interface FileReport {
   findings: Finding[];
   warnings: string[];
   /** Why the file could not be loaded as a graph or flow at all (then there are no findings). */
-  failed?: { message: string; exitCode: UserError['exitCode'] };
+  failed?: { message: string; hint?: string; exitCode: UserError['exitCode'] };
 }
 
 /**
@@ -54,7 +54,11 @@ async function check(path: string): Promise<FileReport> {
       file: path,
       findings: [],
       warnings,
-      failed: { message: error.message, exitCode: error instanceof InvalidFileError ? 1 : error.exitCode },
+      failed: {
+        message: error.message,
+        ...(error.hint !== undefined && { hint: error.hint }),
+        exitCode: error instanceof InvalidFileError ? 1 : error.exitCode,
+      },
     };
   }
 }
@@ -63,6 +67,7 @@ function printReport(report: FileReport): void {
   const out = (line: string): boolean => writeOut(`${line}\n`);
   if (report.failed) {
     out(`error    ${report.failed.message}`);
+    if (report.failed.hint) out(`         hint: ${report.failed.hint}`);
     return;
   }
   for (const warning of report.warnings) out(`warning  ${warning}`);
