@@ -5,7 +5,7 @@
  *
  * - `--help`, and `validate`, `show` and `call` on a small graph (10 nodes, a function of code nodes
  *   and boolean conditions, which `call` runs in the sandbox, in a process restarted with
- *   `--no-node-snapshot`); `call` once more with Node's compile cache off, what a first run pays;
+ *   `--no-node-snapshot`);
  * - `chat` on a graph without code: once to the first reply of a model (a zero-latency
  *   OpenAI-compatible server in a process of its own, bench/instant-server.ts), once with the
  *   scripted provider, which counts the tokens itself (tiktoken builds its o200k encoder first), and
@@ -13,9 +13,9 @@
  * - what bounds `call`: Node started without its snapshot (`node --no-node-snapshot -e 0`), and a
  *   script that does nothing but restart itself with that flag, as `call` does.
  *
- * The commands take turns, one run of each per round after a warm-up round (which also fills the
- * compile cache), so a slow moment of the machine is spread over them all; "over node" is the median of
- * each round's difference to that round's `node -e 0`, and the goal is met when it is at most the goal.
+ * The commands take turns, one run of each per round after a warm-up round, so a slow moment of the
+ * machine is spread over them all; "over node" is the median of each round's difference to that round's
+ * `node -e 0`, and the goal is met when it is at most the goal.
  * The CLI is started as a user's shell starts it (with the Node options of the bin's shebang line, and
  * no NODE_OPTIONS), with no model configured and no local server found (the probe goes to a closed port).
  *
@@ -101,8 +101,6 @@ interface Command {
   args: string[];
   /** For chat: the run ends when this appears on stdout. Otherwise at exit, which must be 0. */
   until?: string;
-  /** Variables for this command beside the CLI's environment. */
-  env?: NodeJS.ProcessEnv;
   /** Most milliseconds over `node -e 0`. */
   goalMs?: number;
 }
@@ -127,11 +125,6 @@ function commands(dir: string, node: string[], modelUrl: string): Command[] {
     { name: 'validate', args: cli('validate', graph), goalMs: 125 },
     { name: 'show', args: cli('show', graph), goalMs: 125 },
     { name: 'call score(42)', args: cli('call', graph, 'score(42)'), goalMs: 100 },
-    {
-      name: 'call, no compile cache',
-      args: cli('call', graph, 'score(42)'),
-      env: { NODE_DISABLE_COMPILE_CACHE: '1' },
-    },
     {
       name: 'chat, model reply',
       args: cli('chat', chat, '--base-url', modelUrl, '--model', 'gpt-4o-mini'),
@@ -158,7 +151,7 @@ function timeOnce(command: Command, env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, command.args, {
-      env: { ...env, ...command.env },
+      env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

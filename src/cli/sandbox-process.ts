@@ -6,7 +6,6 @@
  * when their graph may run code.
  */
 import { readFile } from 'node:fs/promises';
-import { flushCompileCache } from 'node:module';
 import { isCallAction, parseTransition } from '../graph/parse.js';
 import { startedWithoutNodeSnapshot } from '../sandbox/isolated-vm.js';
 import { ENV_FILE_VARIABLE } from './env-file.js';
@@ -18,8 +17,6 @@ export async function restartForSandbox(): Promise<void> {
   const args = [...process.execArgv, '--no-node-snapshot', ...process.argv.slice(1)];
   // This process has set the variables of the .env file: reading it again would only repeat its warnings.
   const env = { ...process.env, [ENV_FILE_VARIABLE]: 'off' };
-  // An exec replaces the process before its exit, where Node would write what it compiled.
-  flushCompileCache();
   // The same process, pid, terminal and signals, with the flag: nothing is left to forward.
   if (process.platform !== 'win32' && process.execve)
     process.execve(process.execPath, [process.execPath, ...args], env);
