@@ -23,8 +23,11 @@ async function server(answer: string): Promise<OpenAIServer> {
   return started;
 }
 
-/** Nothing listens here: without the .env, `ask` finds no model server on this machine. */
-const NO_SERVER = { META_AGENT_PROBE_URLS: 'http://127.0.0.1:9/v1' };
+/**
+ * Nothing listens here: without the .env, `ask` finds no model server on this machine. An empty
+ * META_AGENT_ENV_FILE reads ./.env, which runCli otherwise turns off.
+ */
+const NO_SERVER = { META_AGENT_PROBE_URLS: 'http://127.0.0.1:9/v1', META_AGENT_ENV_FILE: '' };
 
 describe('the .env file of the current folder', () => {
   it('configures the model server', async () => {
@@ -65,7 +68,7 @@ describe('the .env file of the current folder', () => {
 
   it('warns in one line when .env cannot be read, and goes on', async () => {
     await mkdir(join(dir, '.env'));
-    const result = await runCli(['--version'], { cwd: dir });
+    const result = await runCli(['--version'], { cwd: dir, env: NO_SERVER });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('warning: cannot read .env (a folder): its variables are not set\n');
   });
