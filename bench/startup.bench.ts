@@ -1,17 +1,23 @@
 /**
  * Start-up benchmark: the wall time of whole `meta-agent` processes, from spawn to exit (to the first
- * reply on stdout for `chat`), beside `node -e 0`, the floor no Node program goes below.
+ * reply on stdout for `chat`), beside `node -e 0`, the floor no Node program goes below. The goals are
+ * times over that floor (issue #35): the machine's own speed is taken out.
  *
  * - `--help`, and `validate`, `show` and `call` on a small graph (10 nodes, a function of code nodes
- *   and boolean conditions, which `call` runs in the sandbox);
- * - `chat` with the scripted provider on a graph without code: once where the first reply comes from
- *   the scripted model (so its tokens are counted), once where the graph writes it (`chat_exact`).
+ *   and boolean conditions, which `call` runs in the sandbox, in a process restarted with
+ *   `--no-node-snapshot`);
+ * - `chat` on a graph without code: once to the first reply of a model (a zero-latency
+ *   OpenAI-compatible server in a process of its own, bench/instant-server.ts), once with the
+ *   scripted provider, which counts the tokens itself (tiktoken builds its o200k encoder first), and
+ *   once where the graph writes the first reply (`chat_exact`);
+ * - what bounds `call`: Node started without its snapshot (`node --no-node-snapshot -e 0`), and a
+ *   script that does nothing but restart itself with that flag, as `call` does.
  *
  * The commands take turns, one run of each per round after a warm-up round, so a slow moment of the
- * machine is spread over them all; "over node" is the median of each round's difference to that
- * round's `node -e 0`. The CLI is started as a user's shell starts it (with the Node options of the bin's
- * shebang line, and no NODE_OPTIONS), with no model configured and no local server found (the probe
- * goes to a closed port).
+ * machine is spread over them all; "over node" is the median of each round's difference to that round's
+ * `node -e 0`, and the goal is met when it is at most the goal.
+ * The CLI is started as a user's shell starts it (with the Node options of the bin's shebang line, and
+ * no NODE_OPTIONS), with no model configured and no local server found (the probe goes to a closed port).
  *
  * Run: `npx tsc -p . && node dist/bench/startup.bench.js` (or `node bench/run.js startup`)
  */
@@ -20,6 +26,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startModel } from './serve-processes.js';
 import { printTable, quantiles, verdict } from './stats.js';
 
 const BIN = fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url));
@@ -81,13 +88,20 @@ const SCRIPT = {
   rules: [{ role: 'chatbot', match: 'Hello! How can I help?', reply: 'Hello! How can I help?' }],
 };
 const FIRST_REPLY = 'Hello! How can I help?';
+/** What the zero-latency model says (bench/instant-server.ts), alone on its line. */
+const MODEL_REPLY = 'ok\n';
+
+/** Restarts itself without the snapshot, as bin/meta-agent.js does for code, and does nothing else. */
+const RESTART_ONLY = `if (!process.execArgv.includes('--no-node-snapshot'))
+  process.execve(process.execPath, [process.execPath, '--no-node-snapshot', ...process.argv.slice(1)]);`;
 
 interface Command {
   name: string;
-  /** What the process runs: `node` and its arguments. */
+  /** What the process runs: \`node\` and its arguments. */
   args: string[];
   /** For chat: the run ends when this appears on stdout. Otherwise at exit, which must be 0. */
   until?: string;
+  /** Most milliseconds over `node -e 0`. */
   goalMs?: number;
 }
 
@@ -100,18 +114,27 @@ async function shebangOptions(): Promise<string[]> {
   return /^#!.*?\bnode(?:\s+(.*))?$/.exec(line)?.[1]?.split(/\s+/).filter(Boolean) ?? [];
 }
 
-function commands(dir: string, node: string[]): Command[] {
+function commands(dir: string, node: string[], modelUrl: string): Command[] {
   const graph = join(dir, 'scorer.autogram.json');
   const cli = (...args: string[]) => [...node, BIN, ...args];
-  const chat = (file: string) => cli('chat', join(dir, file), '--script', join(dir, 'script.json'));
+  const chat = join(dir, 'chat.autogram.json');
+  const scripted = (file: string) => cli('chat', join(dir, file), '--script', join(dir, 'script.json'));
   return [
     { name: 'node -e 0', args: ['-e', '0'] },
-    { name: '--help', args: cli('--help'), goalMs: 100 },
-    { name: 'validate', args: cli('validate', graph), goalMs: 150 },
-    { name: 'show', args: cli('show', graph), goalMs: 150 },
-    { name: 'call score(42)', args: cli('call', graph, 'score(42)'), goalMs: 150 },
-    { name: 'chat, model reply', args: chat('chat.autogram.json'), until: FIRST_REPLY, goalMs: 250 },
-    { name: 'chat, exact reply', args: chat('exact.autogram.json'), until: FIRST_REPLY, goalMs: 250 },
+    { name: '--help', args: cli('--help'), goalMs: 75 },
+    { name: 'validate', args: cli('validate', graph), goalMs: 125 },
+    { name: 'show', args: cli('show', graph), goalMs: 125 },
+    { name: 'call score(42)', args: cli('call', graph, 'score(42)'), goalMs: 100 },
+    {
+      name: 'chat, model reply',
+      args: cli('chat', chat, '--base-url', modelUrl, '--model', 'gpt-4o-mini'),
+      until: MODEL_REPLY,
+      goalMs: 150,
+    },
+    { name: 'chat, scripted reply', args: scripted('chat.autogram.json'), until: FIRST_REPLY },
+    { name: 'chat, exact reply', args: scripted('exact.autogram.json'), until: FIRST_REPLY, goalMs: 150 },
+    { name: 'node --no-node-snapshot', args: ['--no-node-snapshot', '-e', '0'] },
+    { name: 'restart only', args: [join(dir, 'restart.mjs')] },
   ];
 }
 
@@ -127,7 +150,10 @@ function cliEnv(): NodeJS.ProcessEnv {
 function timeOnce(command: Command, env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, command.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, command.args, {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let elapsed: number | undefined;
@@ -159,6 +185,7 @@ export interface StartupBenchRow {
   p95Ms: number;
   /** Median of each round's time less that round's `node -e 0`. */
   overNodeMs: number;
+  /** Most milliseconds over `node -e 0`. */
   goalMs?: number;
   met?: boolean;
 }
@@ -166,12 +193,14 @@ export interface StartupBenchRow {
 export async function runStartupBench(options: { rounds?: number } = {}): Promise<StartupBenchRow[]> {
   const rounds = options.rounds ?? ROUNDS;
   const dir = await mkdtemp(join(tmpdir(), 'startup-bench-'));
+  const model = await startModel();
   try {
     await writeFile(join(dir, 'scorer.autogram.json'), JSON.stringify(CALL_GRAPH));
     await writeFile(join(dir, 'chat.autogram.json'), JSON.stringify(chatGraph('chat')));
     await writeFile(join(dir, 'exact.autogram.json'), JSON.stringify(chatGraph('chat_exact')));
     await writeFile(join(dir, 'script.json'), JSON.stringify(SCRIPT));
-    const list = commands(dir, await shebangOptions());
+    await writeFile(join(dir, 'restart.mjs'), RESTART_ONLY);
+    const list = commands(dir, await shebangOptions(), model.url);
     const env = cliEnv();
     const times = list.map(() => [] as number[]);
     // Round -1 warms the disk cache and Node's; it is not counted.
@@ -191,12 +220,13 @@ export async function runStartupBench(options: { rounds?: number } = {}): Promis
         overNodeMs: quantiles(times[i]!.map((ms, round) => ms - floor[round]!)).median,
       };
       if (command.goalMs !== undefined)
-        Object.assign(row, { goalMs: command.goalMs, met: median <= command.goalMs });
+        Object.assign(row, { goalMs: command.goalMs, met: row.overNodeMs <= command.goalMs });
       return row;
     });
     print(rows);
     return rows;
   } finally {
+    model.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -212,7 +242,7 @@ function print(rows: readonly StartupBenchRow[]): void {
       ms(row.medianMs),
       ms(row.p95Ms),
       row.command === 'node -e 0' ? '–' : ms(row.overNodeMs),
-      row.goalMs === undefined ? '' : `≤ ${row.goalMs} ms`,
+      row.goalMs === undefined ? '' : `≤ ${row.goalMs} ms over node`,
       row.met === undefined ? '' : verdict(row.met),
     ]),
   );

@@ -7,7 +7,6 @@
  * by a regular file; `/dev/stdout` and `/dev/stderr` are this process's own streams. Each atomic write
  * also removes the temporary files earlier writers of the same target left behind when they crashed.
  */
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import {
   lstat,
@@ -64,7 +63,9 @@ export async function replaceFile(path: string, text: string, options: WriteOpti
 
 /** The temporary file a write of `target` uses: hidden, beside it, naming the writer's PID. */
 export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  // node:crypto on first use: some 25 modules that a command's start need not compile.
+  const suffix = process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex');
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${suffix}.tmp`);
 }
 
 type Target =

@@ -4,7 +4,6 @@
  * JSON, saved after every phase of a step (run-file.ts), so a run killed at any moment resumes from the
  * last phase it finished. Read back from a file, it is untrusted: the schema checks every field.
  */
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidFileError } from '../errors.js';
 import type { GoalEndReason } from '../events.js';
@@ -176,7 +175,8 @@ export interface NewRun {
 export function newRunState(run: NewRun): RunState {
   return {
     format: RUN_FORMAT,
-    id: randomBytes(6).toString('hex'),
+    // node:crypto on first use: some 25 modules that a command's start need not compile.
+    id: process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex'),
     agent: { name: run.name, role: run.role, goals: run.goals },
     workspace: run.workspace,
     budget: run.budget,

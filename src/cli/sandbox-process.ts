@@ -8,19 +8,22 @@
 import { readFile } from 'node:fs/promises';
 import { isCallAction, parseTransition } from '../graph/parse.js';
 import { startedWithoutNodeSnapshot } from '../sandbox/isolated-vm.js';
+import { ENV_FILE_VARIABLE } from './env-file.js';
 import { leaveCtrlCToChild } from './interrupt.js';
 
 /** Runs this command again in a process that can run the sandbox, unless this one can. */
 export async function restartForSandbox(): Promise<void> {
   if (startedWithoutNodeSnapshot()) return;
   const args = [...process.execArgv, '--no-node-snapshot', ...process.argv.slice(1)];
+  // This process has set the variables of the .env file: reading it again would only repeat its warnings.
+  const env = { ...process.env, [ENV_FILE_VARIABLE]: 'off' };
   // The same process, pid, terminal and signals, with the flag: nothing is left to forward.
   if (process.platform !== 'win32' && process.execve)
-    process.execve(process.execPath, [process.execPath, ...args]);
+    process.execve(process.execPath, [process.execPath, ...args], env);
   // Windows has no exec: a child runs the command on the same console.
   leaveCtrlCToChild();
   const { spawnSync } = await import('node:child_process');
-  const child = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  const child = spawnSync(process.execPath, args, { stdio: 'inherit', env });
   process.exit(child.status ?? 1);
 }
 

@@ -10,7 +10,6 @@
  *   "default": "I have no scripted answer for that." }
  * ```
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
@@ -187,7 +186,8 @@ export async function createScriptedModels(path: string): Promise<ModelSet> {
 export function hashEmbedding(text: string): number[] {
   const vector = new Array<number>(SCRIPTED_EMBEDDING_DIMENSIONS).fill(0);
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    const digest = createHash('sha256').update(word).digest();
+    // node:crypto on first use: some 25 modules that a command's start need not compile.
+    const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(word).digest();
     const index = digest.readUInt16BE(0) % SCRIPTED_EMBEDDING_DIMENSIONS;
     vector[index] = (vector[index] ?? 0) + ((digest[2] ?? 0) & 1 ? 1 : -1);
   }

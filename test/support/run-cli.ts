@@ -24,8 +24,9 @@ export interface CliResult {
 export interface RunCliOptions {
   /**
    * Variables for the CLI. Model settings of the calling environment (OPENAI_*, META_AGENT_*) are
-   * removed first, so a developer's own key or server never leaks into a test; the embedded model's
-   * cache is an empty folder and its hub unreachable (NO_DOWNLOADS) unless these say otherwise.
+   * removed first, and no .env is read, so a developer's own key or server never leaks into a test; the
+   * embedded model's cache is an empty folder and its hub unreachable (NO_DOWNLOADS) unless these say
+   * otherwise.
    */
   env?: Record<string, string>;
   /** Written to the CLI's stdin, which is then closed (unless `keepStdinOpen`). */
@@ -51,6 +52,8 @@ const NO_DOWNLOADS = {
   META_AGENT_CACHE_DIR: mkdtempSync(join(tmpdir(), 'meta-agent-cli-cache-')),
   META_AGENT_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'meta-agent-cli-config-')),
   HF_ENDPOINT: 'http://127.0.0.1:9',
+  // Nor a developer's own .env in the folder the tests run in (a test of .env sets this empty).
+  META_AGENT_ENV_FILE: 'off',
 };
 
 /** The configuration folder the CLI run by `runCli` uses (unless a test's `env` names another). */

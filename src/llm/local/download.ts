@@ -6,7 +6,7 @@
  * takes its name only once both match. The requests to the hub, and what its refusals mean, are in
  * hub.ts; this file keeps the part file, checks it and puts it in place.
  */
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, statfs, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -217,7 +217,8 @@ async function download(
   onProgress: PullOptions['onProgress'],
 ): Promise<string> {
   const { part, record } = partPaths(path);
-  const hash = createHash('sha256');
+  // node:crypto on first use: some 25 modules that a command's start need not compile.
+  const hash = process.getBuiltinModule('node:crypto').createHash('sha256');
   if (kept < metadata.size) {
     const response = await getBytes(pull, metadata, kept);
     // A server that ignores the Range sends the whole file: it replaces the part.
