@@ -210,6 +210,13 @@ export function deadlineExceeded(baseUrl: string, deadlineMs: number): ModelErro
 }
 
 function limitError(error: ResponseLimitError, baseUrl: string): ModelError {
+  if (error.limit === 'stalled' && error.keptAlive) {
+    return new ModelError(
+      'timeout',
+      `the model server at ${baseUrl} sent no part of an answer for ${formatSeconds(error.value)}, only keep-alives, so the call was stopped`,
+      'check the server log; raise META_AGENT_TIMEOUT_MS (milliseconds) if the model is only slow to start',
+    );
+  }
   if (error.limit === 'stalled') {
     return new ModelError(
       'timeout',
