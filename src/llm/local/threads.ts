@@ -45,7 +45,7 @@ export function threadsFor(physicalCores: number, machine: MachineCpus = machine
 }
 
 /** This machine's CPUs as this process sees them now. */
-export function machineCpus(): MachineCpus {
+function machineCpus(): MachineCpus {
   return { parallelism: availableParallelism(), quota: cgroupQuota(), load: loadavg()[0] ?? 0 };
 }
 
