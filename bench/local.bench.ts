@@ -4,8 +4,9 @@
  * from the sequence's token meter). The model is the tests' tiny GGUF (test/support/tiny-gguf.ts) with
  * RANDOM WEIGHTS, at 2 layers (its default) and 8: its answers are noise, so the figures time the
  * runtime's path (load, prompt evaluation, sampling, detokenizing, the chunks' way back to us), not what
- * a real model of some billions of parameters would do on this machine. Each size runs with 1 and 2
- * threads (META_AGENT_LOCAL_THREADS). Per configuration:
+ * a real model of some billions of parameters would do on this machine. Each size runs with the
+ * default threads (what `threads.ts` chooses for this machine as it is: its free cores) and with 1
+ * (META_AGENT_LOCAL_THREADS=1). Per configuration:
  *
  * - load: a new `LocalModel`'s first `info()` (the runtime's `getLlama`, the model, its context); the
  *   runtime's module is imported once a process, before the first load, and timed on its own;
@@ -15,6 +16,7 @@
  * - generation: the tokens of a 64-token answer after the first one, over the time from the first chunk
  *   to the answer's end (temperature 0, so every run writes all 64: random weights never pick the end
  *   token there);
+ * - answer: the whole call of the 64-token answer, from `stream` to its end: what a user waits for;
  * - prompt: a prompt of about 300 tokens, answered with one token; its evaluated tokens (`usage`, which
  *   counts only the tokens the call evaluated) over the whole call, that one token included.
  *
@@ -23,8 +25,12 @@
  * once its runs have taken 2.5 s (at least one run each), so that a busy machine, where 2 threads can
  * take seconds an answer, keeps the bench to about 30 s. The `runs` column says how many each had.
  * Goals, generous for a 2-core CPU shared with other work: load ≤ 1 s (the first load of a process,
- * the runtime's import included), first token ≤ 100 ms, ≥ 200 tokens/s of generation. The prompt rows
- * have no goal.
+ * the runtime's import included), first token ≤ 100 ms, ≥ 200 tokens/s of generation, and the default
+ * threads never slower than one thread. That last is measured apart, after the rounds: PAIRS answers of
+ * PAIRED_TOKENS tokens by the default and by one thread, back to back, the first alternating; the
+ * median of the pairs' time ratios (default ÷ one thread) must be ≤ ANSWER_NOISE, which allows for
+ * the noise of a busy machine (a pair can differ by 2× when both run the same thread count). The
+ * prompt rows have no goal.
  *
  * Run: `npx tsc -p . && NODE_ENV=production node --no-node-snapshot bench/run.js local`
  */
@@ -47,7 +53,8 @@ import { printTable, quantiles, verdict } from './stats.js';
 const RUNTIME_DIR = fileURLToPath(new URL('../../node_modules/.cache/meta-agent-runtime', import.meta.url));
 
 const LAYERS = [2, 8] as const;
-const THREADS = [1, 2] as const;
+/** The default threads (undefined: META_AGENT_LOCAL_THREADS unset) and one thread. */
+const THREADS = [undefined, 1] as const;
 /** Tokens of the answers whose generation is timed. */
 const ANSWER_TOKENS = 64;
 /** Tokens of the warm-up round's answers, which are not counted: enough to take the whole path once. */
@@ -65,6 +72,11 @@ const CONFIG_BUDGET_MS = 2_500;
 const LOAD_GOAL_MS = 1_000;
 const FIRST_TOKEN_GOAL_MS = 100;
 const TOKENS_PER_S_GOAL = 200;
+/** Answers of the default and of one thread, back to back, for the ratio that has the goal. */
+const PAIRS = 20;
+const PAIRED_TOKENS = 16;
+/** How much slower than one thread the default's median pair may be and still count as no slower. */
+const ANSWER_NOISE = 1.25;
 
 /** About 300 tokens in the tiny model's vocabulary (mostly a token a character). */
 const LONG_TEXT = 'The quick brown fox jumps over the lazy dog, then naps in the sun. '.repeat(5);
@@ -72,7 +84,8 @@ const LONG_TEXT = 'The quick brown fox jumps over the lazy dog, then naps in the
 interface Config {
   label: string;
   layers: number;
-  threads: number;
+  /** Undefined: the default. */
+  threads: number | undefined;
   bytes: number;
   model: LocalModel;
 }
@@ -87,6 +100,8 @@ interface Samples {
   longPromptTokens: number[];
   /** Milliseconds of the whole long-prompt call over the tokens it evaluated, one a run. */
   msPerPromptToken: number[];
+  /** Milliseconds of the whole 64-token answer, one a run. */
+  answerMs: number[];
   /** Milliseconds its measured runs took. */
   spentMs: number;
 }
@@ -95,12 +110,16 @@ interface Samples {
 export interface LocalBenchRow {
   model: string;
   layers: number;
-  threads: number;
+  /** Undefined: the default (info.threads says what it chose). */
+  threads: number | undefined;
   info: LocalModelInfo;
   loadMs: number;
   firstTokenMs: { median: number; p95: number };
   tokensPerS: { median: number; p95: number };
   promptTokensPerS: { median: number; p95: number };
+  answerMs: { median: number; p95: number };
+  /** For the default: its answer's time over one thread's, in pairs (see PAIRS). */
+  pairedRatio?: { median: number; p95: number; pairs: number };
   /** Median tokens of the short prompt and of the long one that each call evaluated. */
   shortPromptTokens: number;
   longPromptTokens: number;
@@ -118,8 +137,10 @@ export interface LocalBenchFigures {
 
 /** Runs the benchmark, prints a table and returns its figures. */
 export async function runLocalBench(): Promise<LocalBenchFigures> {
-  const env = (threads: number) =>
-    localTestEnv({ META_AGENT_RUNTIME_DIR: RUNTIME_DIR, META_AGENT_LOCAL_THREADS: String(threads) });
+  const env = (threads: number | undefined) => {
+    const { META_AGENT_LOCAL_THREADS: _one, ...rest } = localTestEnv({ META_AGENT_RUNTIME_DIR: RUNTIME_DIR });
+    return threads === undefined ? rest : { ...rest, META_AGENT_LOCAL_THREADS: String(threads) };
+  };
   const dir = mkdtempSync(join(tmpdir(), 'local-bench-'));
   const caches: string[] = [];
   try {
@@ -152,7 +173,7 @@ export async function runLocalBench(): Promise<LocalBenchFigures> {
       const started = performance.now();
       const info = await config.model.info();
       const loadMs = performance.now() - started;
-      if (info.threads !== config.threads)
+      if (config.threads !== undefined && info.threads !== config.threads)
         throw new Error(
           `${config.label}: asked for ${config.threads} threads, the model runs ${info.threads}`,
         );
@@ -165,6 +186,7 @@ export async function runLocalBench(): Promise<LocalBenchFigures> {
         shortPromptTokens: [],
         longPromptTokens: [],
         msPerPromptToken: [],
+        answerMs: [],
         spentMs: 0,
       });
     }
@@ -188,10 +210,21 @@ export async function runLocalBench(): Promise<LocalBenchFigures> {
         s.shortPromptTokens.push(answer.promptTokens);
         s.longPromptTokens.push(prompt.promptTokens);
         s.msPerPromptToken.push(prompt.ms / prompt.promptTokens);
+        s.answerMs.push(answer.firstTokenMs + answer.afterFirstMs);
       }
     }
 
     const rows = configs.map((config) => rowOf(config, infos.get(config)!, samples.get(config)!));
+    for (const layers of LAYERS) {
+      const pair = (threads: number | undefined) =>
+        configs.find((config) => config.layers === layers && config.threads === threads)!;
+      const ratios = await pairedRatios(pair(undefined), pair(1), run);
+      run += 2 * PAIRS;
+      rows.find((row) => row.layers === layers && row.threads === undefined)!.pairedRatio = {
+        ...quantiles(ratios),
+        pairs: ratios.length,
+      };
+    }
     const figures = { importMs, firstLoadMs: importMs + rows[0]!.loadMs, rows };
     printFigures(figures);
     return figures;
@@ -230,6 +263,29 @@ async function streamAnswer(config: Config, run: number, maxTokens: number) {
   };
 }
 
+/** PAIRS answers by each, back to back, the first alternating: the default's time over one thread's. */
+async function pairedRatios(fallback: Config, one: Config, firstRun: number): Promise<number[]> {
+  const timed = async (config: Config, run: number) => {
+    const answer = await streamAnswer(config, run, PAIRED_TOKENS);
+    return answer.firstTokenMs + answer.afterFirstMs;
+  };
+  const ratios: number[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    const run = firstRun + 2 * i;
+    let defaultMs: number;
+    let oneMs: number;
+    if (i % 2 === 0) {
+      defaultMs = await timed(fallback, run);
+      oneMs = await timed(one, run + 1);
+    } else {
+      oneMs = await timed(one, run + 1);
+      defaultMs = await timed(fallback, run);
+    }
+    ratios.push(defaultMs / oneMs);
+  }
+  return ratios;
+}
+
 /** A prompt of about 300 tokens answered with one token: the whole call, and the tokens it evaluated. */
 async function longPrompt(config: Config, run: number) {
   const started = performance.now();
@@ -256,6 +312,7 @@ function rowOf(config: Config, info: LocalModelInfo, s: Samples): LocalBenchRow 
     firstTokenMs: quantiles(s.firstTokenMs),
     tokensPerS: rate(s.msPerToken),
     promptTokensPerS: rate(s.msPerPromptToken),
+    answerMs: quantiles(s.answerMs),
     shortPromptTokens: quantiles(s.shortPromptTokens).median,
     longPromptTokens: quantiles(s.longPromptTokens).median,
     answerTokens: quantiles(s.completionTokens).median,
@@ -271,7 +328,7 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
     ['runtime', '', `import of node-llama-cpp, once a process`, '1', ms(importMs), '', '', ''],
     [
       first.model,
-      String(first.threads),
+      threadsText(first),
       'first load of a process ms (import + load)',
       '1',
       ms(firstLoadMs),
@@ -284,7 +341,7 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
     table.push(
       [
         r.model,
-        String(r.threads),
+        threadsText(r),
         'load ms',
         '1',
         ms(r.loadMs),
@@ -294,7 +351,7 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
       ],
       [
         r.model,
-        String(r.threads),
+        threadsText(r),
         `first token ms (${r.shortPromptTokens}-token prompt)`,
         String(r.runs),
         ms(r.firstTokenMs.median),
@@ -304,7 +361,7 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
       ],
       [
         r.model,
-        String(r.threads),
+        threadsText(r),
         `generation tokens/s (${r.answerTokens}-token answer)`,
         String(r.runs),
         rate(r.tokensPerS.median),
@@ -312,9 +369,10 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
         `≥ ${TOKENS_PER_S_GOAL}/s`,
         verdict(r.tokensPerS.median >= TOKENS_PER_S_GOAL),
       ],
+      ...answerRows(r),
       [
         r.model,
-        String(r.threads),
+        threadsText(r),
         `prompt tokens/s (${r.longPromptTokens}-token prompt)`,
         String(r.runs),
         rate(r.promptTokensPerS.median),
@@ -335,8 +393,43 @@ function printFigures({ importMs, firstLoadMs, rows }: LocalBenchFigures): void 
   const [one, five] = loadavg();
   console.log(
     `load average at the end: ${one!.toFixed(2)} (1 min), ${five!.toFixed(2)} (5 min); ` +
-      'threads beyond the cores other work leaves free wait on each other at every step.',
+      'threads beyond the cores other work leaves free wait on each other at every step; the default takes only the free ones.',
   );
+}
+
+/** `1`, or `default: 2` (what the default chose). */
+function threadsText(row: LocalBenchRow): string {
+  return row.threads === undefined ? `default: ${row.info.threads}` : String(row.threads);
+}
+
+/** The whole answer's row, and for the default its paired ratio to one thread, which has the goal. */
+function answerRows(row: LocalBenchRow): string[][] {
+  const ms = (x: number) => x.toFixed(x >= 100 ? 0 : 1);
+  const answer = [
+    row.model,
+    threadsText(row),
+    `answer ms (${row.answerTokens} tokens, whole call)`,
+    String(row.runs),
+    ms(row.answerMs.median),
+    ms(row.answerMs.p95),
+    '–',
+    '',
+  ];
+  const ratio = row.pairedRatio;
+  if (!ratio) return [answer];
+  return [
+    answer,
+    [
+      row.model,
+      threadsText(row),
+      `answer time ÷ 1 thread's (${PAIRED_TOKENS} tokens, in pairs)`,
+      String(ratio.pairs),
+      ratio.median.toFixed(2),
+      ratio.p95.toFixed(2),
+      `≤ ${ANSWER_NOISE} (no slower)`,
+      verdict(ratio.median <= ANSWER_NOISE),
+    ],
+  ];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runLocalBench();

@@ -110,7 +110,7 @@ const CHECK_SEED = 1;
  */
 const returnedSchema = z.union([
   z.object({ ok: z.literal(true) }),
-  z.object({ ok: z.literal(false), stage: z.string(), reason: z.string() }),
+  z.object({ ok: z.literal(false), stage: z.string(), reason: z.string(), hint: z.string().optional() }),
 ]);
 
 /** Designs an agent graph from a description. Model failures end in a DesignFailure, not an exception. */
@@ -179,7 +179,7 @@ export async function designAgent(request: DesignRequest): Promise<DesignOutcome
       throw new UserError(
         `the designer returned ${JSON.stringify(value)}, not {ok: true} or {ok: false, stage, reason}`,
       );
-    if (!returned.data.ok) return await fail(returned.data.stage, returned.data.reason);
+    if (!returned.data.ok) return await fail(returned.data.stage, returned.data.reason, returned.data.hint);
     const { graph, saved, outline } = run.work;
     const draft = usableDraft(run.work);
     if (!graph || !saved || !draft || outline === undefined)

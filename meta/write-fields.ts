@@ -39,6 +39,11 @@ export interface WrittenFields {
   fields: (NodeFields | null)[];
   /** One line per node whose answers never matched its schema, in draft order, e.g. `node greet: …`. */
   failures: string[];
+  /**
+   * What to do about the first failure, when its error said (a rate-limiting server: wait), so a design
+   * that stops on it gives that advice rather than a generic one.
+   */
+  hint?: string;
 }
 
 /**
@@ -49,7 +54,7 @@ export const MAX_NODES_PER_CALL = 5;
 
 type Context = { description: string; outline: string };
 /** A node's fields, or why it has none. */
-type Written = { fields: NodeFields } | { failure: string };
+type Written = { fields: NodeFields } | { failure: string; hint?: string };
 
 /** Writes every node's fields. Model failures become `failures`; nothing is thrown for them. */
 export async function writeNodeFields(
@@ -76,11 +81,13 @@ export async function writeNodeFields(
   );
 
   const results = briefs.map((brief) => written.get(brief.id)!);
+  const firstFailure = results.find((result) => 'failure' in result);
   return {
     fields: results.map((result) => ('fields' in result ? result.fields : null)),
     failures: results.flatMap((result, i) =>
       'failure' in result ? [`node ${briefs[i]!.id}: ${result.failure}`] : [],
     ),
+    ...(firstFailure?.hint !== undefined && { hint: firstFailure.hint }),
   };
 }
 
@@ -102,7 +109,7 @@ async function writeAlone(brief: NodeBrief, context: Context, how: FieldWriting)
   } catch (error) {
     // Only a model's unusable answers or an unreachable server are the user's to act on; bugs propagate.
     if (!isUserError(error)) throw error;
-    return { failure: error.message };
+    return { failure: error.message, ...(error.hint !== undefined && { hint: error.hint }) };
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * Readies the embedded model before a command's work starts, so nothing is downloaded in the middle
- * of a conversation or under the terminal UI: on first use it says what will happen (how much, to
- * where, and how to use a server instead), downloads the GGUF with its progress, and installs the
- * runtime. Later runs find both in the cache and say in one line which model answers.
+ * of a conversation or under the terminal UI: on first use, once the hub has answered, it says what
+ * will happen (how much, to where, and how to use a server instead), downloads the GGUF with its
+ * progress, and installs the runtime; offline it ends in the one line that says the hub is out of reach. Later runs find both in the cache and say in one line which model answers.
  */
 import { UserError } from '../errors.js';
 import type { ResolvedEndpoint, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';
@@ -96,11 +96,13 @@ async function prepare(endpoint: LocalEndpoint, env: NodeJS.ProcessEnv): Promise
     if (ref.kind === 'file') await ensureModelFile(ref, env);
     return;
   }
-  writeErr(
-    `[models] ${why}meta-agent runs the embedded model ${endpoint.model}. First use downloads it${sizeNote(endpoint.model)} into ${modelsDir(env)}, once; an interrupted download resumes.\n` +
-      `[models] ${USE_A_SERVER}\n`,
+  // Said once the hub has answered: offline, the run ends in its one line saying the hub is out of reach.
+  await ensureModelFile(ref, env, () =>
+    writeErr(
+      `[models] ${why}meta-agent runs the embedded model ${endpoint.model}. First use downloads it${sizeNote(endpoint.model)} into ${modelsDir(env)}, once; an interrupted download resumes.\n` +
+        `[models] ${USE_A_SERVER}\n`,
+    ),
   );
-  await ensureModelFile(ref, env);
 }
 
 /** Why the full-screen view does not fetch an embedded model, and how to get it. */

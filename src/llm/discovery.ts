@@ -3,6 +3,7 @@
  * probe of the ports local servers use by default, so meta-agent works with nothing configured when
  * Ollama or LM Studio is running. Both read the answer through guarded-fetch.ts, as model calls do.
  */
+import { answerProgress } from './answer-progress.js';
 import { connect } from 'node:net';
 import { malformedResponse, toModelError } from './errors.js';
 import { guardedFetch } from './guarded-fetch.js';
@@ -40,7 +41,7 @@ export async function listModels(baseUrl: string, options: ListModelsOptions = {
     apiKey: options.apiKey || PLACEHOLDER_API_KEY,
     timeout: timeoutMs,
     maxRetries: 0,
-    fetch: guardedFetch({ idleMs: timeoutMs, maxBytes: MODEL_LIST_MAX_BYTES }),
+    fetch: guardedFetch({ idleMs: timeoutMs, maxBytes: MODEL_LIST_MAX_BYTES, progress: answerProgress }),
     ...quietSdkLog(),
   });
   try {

@@ -128,7 +128,7 @@ function fromSdk(error: unknown, context: ModelCallContext, sdk: OpenAISdk): unk
     return new ModelError(
       'rate-limited',
       `the model server at ${baseUrl} is still rate-limiting${retries}: ${serverMessage(error)}`,
-      'wait a minute and try again, or run fewer calls at once',
+      rateLimitAdvice(retryAfterMs(error.headers)),
       reportOf(error),
     );
   }
@@ -210,6 +210,13 @@ export function deadlineExceeded(baseUrl: string, deadlineMs: number): ModelErro
 }
 
 function limitError(error: ResponseLimitError, baseUrl: string): ModelError {
+  if (error.limit === 'stalled' && error.keptAlive) {
+    return new ModelError(
+      'timeout',
+      `the model server at ${baseUrl} sent no part of an answer for ${formatSeconds(error.value)}, only keep-alives, so the call was stopped`,
+      'check the server log; raise META_AGENT_TIMEOUT_MS (milliseconds) if the model is only slow to start',
+    );
+  }
   if (error.limit === 'stalled') {
     return new ModelError(
       'timeout',
@@ -294,6 +301,36 @@ function isStreamInterrupted(error: unknown): boolean {
     code === 'ECONNRESET' ||
     (error instanceof TypeError && /terminated/i.test(error.message))
   );
+}
+
+/**
+ * How long a rate-limited server asked to wait: `retry-after-ms` (OpenAI's), else `retry-after` in
+ * seconds or as an HTTP date; undefined when it said nothing usable, or nothing to wait.
+ */
+function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const text = headers?.get('retry-after')?.trim() ?? '';
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text) > 0 ? Number(text) * 1000 : undefined;
+  const date = Date.parse(text);
+  return Number.isFinite(date) && date > now ? date - now : undefined;
+}
+
+/** What to do about a rate limit: wait (as long as the server asked, when it did), then look at why. */
+function rateLimitAdvice(waitMs: number | undefined): string {
+  const wait =
+    waitMs === undefined
+      ? 'wait a minute and try again'
+      : `the server asked to wait ${formatWait(waitMs)} (Retry-After): try again after that`;
+  return `${wait}; if it keeps happening, check the rate limits of your plan or account, or run fewer calls at once (design --concurrency)`;
+}
+
+/** `45 s`, `3 min`, `2 h`: a wait as a person reads it. */
+function formatWait(ms: number): string {
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.ceil(seconds / 60)} min`;
+  return `${Math.ceil(seconds / 3600)} h`;
 }
 
 function reportOf(error: APIError): ServerReport {

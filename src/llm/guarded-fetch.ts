@@ -1,6 +1,6 @@
 /**
  * `fetch` with the limits a model server cannot be trusted to keep: a response body that stops
- * arriving fails after an idle timeout, one larger than a cap fails once the cap is passed (without
+ * arriving, or sends only keep-alives, fails after an idle timeout, one larger than a cap fails once the cap is passed (without
  * holding more than the cap), and a redirect is followed only within the origin the request went to,
  * so a prompt and its API key never reach a server the user did not name. The openai SDK takes it as
  * its `fetch` (openai.ts, discovery.ts); what it refuses becomes a ModelError in errors.ts.
@@ -29,6 +29,11 @@ export interface FetchLimits {
   idleMs: number;
   /** Most bytes a response body may have (after decompression: what memory holds). */
   maxBytes: number;
+  /**
+   * Makes, for each response, the test of whether a piece of its body moves it on; pieces that do not
+   * (keep-alives: see answer-progress.ts) do not reset the idle timeout. Default: every byte counts.
+   */
+  progress?: () => (chunk: Uint8Array) => boolean;
 }
 
 /** Which limit a response broke. */
@@ -42,9 +47,13 @@ export class ResponseLimitError extends Error {
     readonly limit: ResponseLimit,
     /** The limit's value: milliseconds for `stalled`, bytes for `too-large`. */
     readonly value: number,
+    /** For `stalled`: bytes kept arriving meanwhile, none of them progress (keep-alives). */
+    readonly keptAlive = false,
   ) {
     super(
-      limit === 'stalled' ? `the response stalled for ${value} ms` : `the response exceeded ${value} bytes`,
+      limit === 'stalled'
+        ? `the response ${keptAlive ? 'sent only keep-alives' : 'stalled'} for ${value} ms`
+        : `the response exceeded ${value} bytes`,
     );
   }
 }
@@ -115,7 +124,12 @@ function limitBody(response: Response, limits: FetchLimits, abort: AbortControll
   if (!source) return response;
   const reader = source.getReader();
   const declared = Number(response.headers.get('content-length') ?? 0);
+  const progressed = limits.progress?.() ?? (() => true);
   let received = 0;
+  // When the body last moved on (counted from the read after the piece that did), and whether bytes
+  // that did not move it on have arrived since.
+  let quietSince: number | undefined;
+  let keptAlive = false;
   let failure: ResponseLimitError | undefined;
   const fail = (error: ResponseLimitError): ResponseLimitError => {
     failure ??= error;
@@ -127,15 +141,22 @@ function limitBody(response: Response, limits: FetchLimits, abort: AbortControll
       async pull(controller) {
         if (declared > limits.maxBytes) throw fail(new ResponseLimitError('too-large', limits.maxBytes));
         // Only a read in progress is timed: a consumer that is slow to ask is not a silent server.
-        const stalled = setTimeout(
-          () => fail(new ResponseLimitError('stalled', limits.idleMs)),
-          Math.min(limits.idleMs, MAX_TIMER_MS),
-        );
+        quietSince ??= Date.now();
+        const left = limits.idleMs - (Date.now() - quietSince);
+        const stall = () => fail(new ResponseLimitError('stalled', limits.idleMs, keptAlive));
+        if (left <= 0) throw stall();
+        const stalled = setTimeout(stall, Math.min(left, MAX_TIMER_MS));
         try {
           const { done, value } = await reader.read();
           if (done) return controller.close();
           received += value.byteLength;
           if (received > limits.maxBytes) throw fail(new ResponseLimitError('too-large', limits.maxBytes));
+          if (progressed(value)) {
+            quietSince = undefined;
+            keptAlive = false;
+          } else {
+            keptAlive = true;
+          }
           controller.enqueue(value);
         } catch (error) {
           throw failure ?? error;

@@ -2,7 +2,7 @@
  * The OpenAI-compatible provider: OpenAI itself and any server speaking its protocol (Ollama, vLLM,
  * LM Studio, llama.cpp). Built on the openai SDK, which supplies bounded retries (honouring
  * `retry-after`) and the wait for an answer's headers; guarded-fetch.ts bounds the answer itself (a body
- * that stalls, one too large, a redirect elsewhere), and each call has a deadline spanning its retries,
+ * that stalls or sends only keep-alives, one too large, a redirect elsewhere), and each call has a deadline spanning its retries,
  * so no server, however broken, holds a call forever. Failures become one-line ModelErrors (errors.ts).
  * The SDK loads with the first request (openai-sdk.ts), so making a model costs nothing until it is used.
  * Offered tools go out as OpenAI functions and the calls come back on the Completion, whole or assembled
@@ -10,6 +10,7 @@
  * What a request carries is built in openai-request.ts; what comes back is read in openai-response.ts.
  */
 import type OpenAI from 'openai';
+import { answerProgress } from './answer-progress.js';
 import { deadlineExceeded, malformedResponse, toModelError } from './errors.js';
 import type { ModelCallContext } from './errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_TIMER_MS, guardedFetch } from './guarded-fetch.js';
@@ -109,7 +110,11 @@ export class OpenAIModel implements LanguageModel {
           apiKey: this.#apiKey,
           timeout: this.#context.timeoutMs,
           maxRetries: this.#context.maxRetries,
-          fetch: guardedFetch({ idleMs: this.#context.timeoutMs, maxBytes: this.#maxResponseBytes }),
+          fetch: guardedFetch({
+            idleMs: this.#context.timeoutMs,
+            maxBytes: this.#maxResponseBytes,
+            progress: answerProgress,
+          }),
           ...quietSdkLog(),
         }),
     );

@@ -92,19 +92,38 @@ describe('the embedded model from the command line (random weights: the path, no
     );
   });
 
-  it('tells the designer’s user what the first use fetches, and fails in one line when offline', async () => {
+  it('fails offline in the one line the README promises, and its hint', async () => {
     const result = await runCli(['design', 'a tutor bot', '-o', tinyModelFile().replace(/tiny\.gguf$/, '')], {
       env: localTestEnv({ META_AGENT_PROBE_URLS: await closedUrl() }),
     });
     expect(result.code).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/First use downloads it \(about 1\.1 GB\) into \S+\/models, once/);
-    expect(lines[1]).toContain('to use a model server instead');
-    expect(lines[2]).toMatch(
+    expect(lines[0]).toMatch(
       /^error: cannot download hf:\S+: 127\.0\.0\.1:9 cannot be reached, and the model is not in the cache/,
     );
-    expect(lines[3]).toMatch(/^hint: .*--model local:PATH/);
-    expect(lines).toHaveLength(4);
+    expect(lines[1]).toMatch(/^hint: .*--model local:PATH, or use a model server \(--base-url URL\)$/);
+    expect(lines).toHaveLength(2);
+  });
+
+  it('doctor fails offline, with the advice the first run ends with, when nothing can answer', async () => {
+    const result = await runCli(['doctor'], {
+      env: localTestEnv({ META_AGENT_PROBE_URLS: await closedUrl() }),
+    });
+    expect(result.stdout).toMatch(
+      /^fail {2}model {7}cannot download hf:\S+: 127\.0\.0\.1:9 cannot be reached, and the model is not in the cache .* — fix: .*--model local:PATH, or use a model server \(--base-url URL\)$/m,
+    );
+    expect(result.code).toBe(1);
+  });
+
+  it('doctor warns, and passes, where the hub has the model a first run will fetch', async () => {
+    hub = await hubWithDefaultModel();
+    const env = localTestEnv({ HF_ENDPOINT: hub.url, META_AGENT_PROBE_URLS: await closedUrl() });
+    const result = await runCli(['doctor'], { env });
+    expect(result.stdout).toMatch(
+      /^warn {2}model {7}hf:\S+ is not downloaded yet: its first use downloads it/m,
+    );
+    expect(hub.count('GET', '/cdn/')).toBe(0);
+    expect(result.code).toBe(0);
   });
 
   it('doctor reports the runtime, the model, threads and GPU, and classifies with the model’s own token bias', async () => {

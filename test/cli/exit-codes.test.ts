@@ -35,7 +35,7 @@ const ROWS: Row[] = [
 
   { args: ['doctor', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'every check passed' },
   { args: ['doctor', '--base-url', '$EMPTY_URL'], code: 1, why: 'the server lists no models' },
-  { args: ['doctor'], code: 0, why: 'the embedded model is not downloaded yet (a warning)' },
+  { args: ['doctor'], code: 1, why: 'no server, and the embedded model cannot be downloaded (offline)' },
 
   { args: ['ask', 'hello', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'an answer' },
   { args: ['ask', 'BROKEN', '--base-url', '$URL', '-m', 'm'], code: 1, why: 'the server refused the call' },

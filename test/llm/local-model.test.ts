@@ -3,6 +3,7 @@
  * themselves. ITS WEIGHTS ARE RANDOM: these tests check the path (loading, the tokenizer, the token
  * bias, the grammar, streaming, cancellation), never whether an answer is right.
  */
+import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { UserError } from '../../src/errors.js';
@@ -28,6 +29,14 @@ describe('the embedded model (random weights: the path, not the answers)', () =>
     expect(info.runtime).toMatch(/^node-llama-cpp 3\.\d+\.\d+ \(prebuilt\)$/);
     expect(model.id).toBe(`local:${path}`);
     expect(model.modelName).toBe('tiny');
+  });
+
+  it('runs, unless told, no more threads than the CPUs this process may use', async () => {
+    const { META_AGENT_LOCAL_THREADS: _one, ...env } = localTestEnv();
+    const fallback = new LocalModel({ ref: { kind: 'file', path }, env });
+    const { threads } = await fallback.info();
+    expect(threads).toBeGreaterThanOrEqual(1);
+    expect(threads).toBeLessThanOrEqual(availableParallelism());
   });
 
   it('counts the tokens it read and wrote in its own tokenizer', async () => {

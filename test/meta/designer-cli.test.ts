@@ -178,6 +178,23 @@ describe('meta-agent design', () => {
     );
   });
 
+  it('says a rate limit while writing fields is one, with how long the server asked to wait', async () => {
+    const base = cooperativeDesigner(4);
+    server = await startOpenAIServer({
+      reply: (body) =>
+        promptKind(body) === 'fields' ? { fault: 'rate-limit', retryAfterSeconds: 90 } : base(body),
+    });
+    const result = await runCli(designArgs('--name', 'tutor'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^error: design failed at the fields stage: node \S+: .*is still rate-limiting/m,
+    );
+    expect(result.stderr).toMatch(
+      /^hint: the server asked to wait 90 s \(Retry-After\): try again after that; if it keeps happening, check the rate limits of your plan/m,
+    );
+    expect(result.stderr).not.toContain('stronger model');
+  });
+
   it('checks the design in simulated conversations and reports coverage and agreement', async () => {
     server = await startOpenAIServer({ reply: cooperativeDesigner(4) });
     const result = await runCli(designArgs('--name', 'tutor', '--check', '2'));

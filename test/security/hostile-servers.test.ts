@@ -110,7 +110,7 @@ describe('a server that trickles', () => {
     const error = await modelFailure(modelFor(server, { timeoutMs: 200 }).stream(hello, () => undefined));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe(
-      `the model server at ${server.url} stopped sending for 0.2 s in the middle of a response`,
+      `the model server at ${server.url} sent no part of an answer for 0.2 s, only keep-alives, so the call was stopped`,
     );
     expect(error.hint).toContain('META_AGENT_TIMEOUT_MS');
   });
@@ -121,6 +121,16 @@ describe('a server that trickles', () => {
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain(`the model server at ${server.url}`);
   });
+
+  it('gives up on a stream of keep-alive comments after the timeout, not at the deadline', async () => {
+    const server = await serve({ fault: 'keep-alive', intervalMs: 50 });
+    const error = await modelFailure(modelFor(server, { timeoutMs: 500 }).stream(hello, () => undefined));
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toBe(
+      `the model server at ${server.url} sent no part of an answer for 0.5 s, only keep-alives, so the call was stopped`,
+    );
+    await vi.waitFor(() => expect(server.inFlight).toBe(0));
+  }, 10_000);
 
   it('stops a stream that keeps trickling past the deadline', async () => {
     const server = await serve({ fault: 'trickle', intervalMs: 50 });
@@ -327,9 +337,21 @@ describe('the CLI against a hostile server', () => {
     });
     expect(result.code).toBe(1);
     expect(result.stderr.split('\n')[0]).toBe(
-      `error: the model server at ${server.url} stopped sending for 0.3 s in the middle of a response`,
+      `error: the model server at ${server.url} sent no part of an answer for 0.3 s, only keep-alives, so the call was stopped`,
     );
   });
+
+  it('ends at META_AGENT_TIMEOUT_MS, not the deadline, on a server that sends only keep-alives', async () => {
+    const server = await serve({ fault: 'keep-alive', intervalMs: 50 });
+    const result = await runCli(['ask', 'hi', '--model', 'gpt-4o-mini'], {
+      env: { OPENAI_BASE_URL: server.url, META_AGENT_TIMEOUT_MS: '500' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `error: the model server at ${server.url} sent no part of an answer for 0.5 s, only keep-alives, so the call was stopped\n` +
+        'hint: check the server log; raise META_AGENT_TIMEOUT_MS (milliseconds) if the model is only slow to start\n',
+    );
+  }, 10_000);
 
   it('ends an endless stream at META_AGENT_DEADLINE_MS', async () => {
     const server = await serve({ fault: 'endless', intervalMs: 20 });

@@ -87,6 +87,11 @@ export type Fault =
   /** 200, then one byte (a space) every `intervalMs` (default 200) until the client goes away. */
   | { fault: 'trickle'; intervalMs?: number }
   /**
+   * 200, then a keep-alive every `intervalMs` (default 100) until the client goes away, as servers send
+   * while a model is busy: an SSE comment (`: keep-alive`) for a stream, a newline for a whole response.
+   */
+  | { fault: 'keep-alive'; intervalMs?: number }
+  /**
    * A stream that never ends: a content chunk every `intervalMs` (default 20) until the client goes
    * away; a whole response gets the start of its JSON, then a trickle of spaces at that pace.
    */
@@ -604,10 +609,13 @@ function streamFault(res: ServerResponse, fault: Fault, model: string): void {
   sendFault(res, fault, model);
 }
 
-type HostileFault = Extract<Fault, { fault: 'trickle' | 'endless' | 'huge' | 'html' | 'redirect' }>;
+type HostileFault = Extract<
+  Fault,
+  { fault: 'trickle' | 'keep-alive' | 'endless' | 'huge' | 'html' | 'redirect' }
+>;
 
 function isHostile(fault: Fault): fault is HostileFault {
-  return ['trickle', 'endless', 'huge', 'html', 'redirect'].includes(fault.fault);
+  return ['trickle', 'keep-alive', 'endless', 'huge', 'html', 'redirect'].includes(fault.fault);
 }
 
 /** The faults of a server that answers, but not as a client can live with. */
@@ -627,6 +635,13 @@ async function sendHostile(res: ServerResponse, fault: HostileFault, body: ChatR
       while (!res.destroyed) {
         res.write(' ');
         await sleep(fault.intervalMs ?? 200);
+      }
+      return;
+    case 'keep-alive':
+      res.writeHead(200, { 'content-type': contentType });
+      while (!res.destroyed) {
+        res.write(body.stream ? ': keep-alive\n\n' : '\n');
+        await sleep(fault.intervalMs ?? 100);
       }
       return;
     case 'endless':

@@ -71,6 +71,24 @@ describe('StatusBar', () => {
     expect(statusLine(ui.frame())).toContain('est. cost n/a');
   });
 
+  it('reads the same for the same model before its first call as after it: n/a when it has no price', async () => {
+    const unpriced = mountChat({ model: 'llama3.2' });
+    expect(statusLine(unpriced.frame())).toContain('est. cost n/a');
+    await unpriced.emit({
+      type: 'model.call',
+      role: 'chatbot',
+      model: 'llama3.2',
+      purpose: 'node start1',
+      usage: usage(10, 5),
+      ms: 4,
+      scripted: false,
+    });
+    expect(statusLine(unpriced.frame())).toContain('est. cost n/a');
+    cleanup();
+    const priced = mountChat({ model: 'gpt-4o-mini' });
+    expect(statusLine(priced.frame())).toContain('est. $0.0000');
+  });
+
   it('names the model and says [scripted] before any call when the caller knows them', () => {
     const ui = mountChat({ model: 'quiz.script.json', scripted: true });
     expect(statusLine(ui.frame())).toMatch(/^quiz\.script\.json \[scripted\] · nodes: 6/);

@@ -4,7 +4,13 @@ import { access, stat } from 'node:fs/promises';
 import { UserError } from '../../errors.js';
 import { Interrupted } from '../../interrupt.js';
 import { modelsDir } from '../../llm/local/cache-dir.js';
-import { cachedModel, formatSize, pullModel, type CachedModel } from '../../llm/local/download.js';
+import {
+  cachedModel,
+  formatSize,
+  pullModel,
+  type CachedModel,
+  type PullOptions,
+} from '../../llm/local/download.js';
 import {
   DEFAULT_LOCAL_MODEL,
   formatModelRef,
@@ -95,19 +101,32 @@ export async function removeLocalModel(text: string): Promise<void> {
  * a UserError, exit 2), a Hugging Face file once it is in the cache, downloaded first (progress on
  * stderr, Ctrl+C keeps what arrived and ends with exit 130) when it is not.
  */
-export async function ensureModelFile(ref: ModelRef, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  if (ref.kind === 'hf') return (await pullWithProgress(ref, env)).path;
+export async function ensureModelFile(
+  ref: ModelRef,
+  env: NodeJS.ProcessEnv = process.env,
+  onStart?: PullOptions['onStart'],
+): Promise<string> {
+  if (ref.kind === 'hf') return (await pullWithProgress(ref, env, onStart)).path;
   await checkReadable(ref.path);
   return ref.path;
 }
 
 /** The cached model, pulled with the progress display when it is not cached yet. */
-async function pullWithProgress(ref: HfModelRef, env: NodeJS.ProcessEnv): Promise<CachedModel> {
+async function pullWithProgress(
+  ref: HfModelRef,
+  env: NodeJS.ProcessEnv,
+  onStart?: PullOptions['onStart'],
+): Promise<CachedModel> {
   const text = formatModelRef(ref);
   const interrupt = interruptOnSigint();
   const progress = downloadProgress(`downloading ${text}`);
   try {
-    return await pullModel(ref, { env, signal: interrupt.signal, onProgress: progress.update });
+    return await pullModel(ref, {
+      env,
+      signal: interrupt.signal,
+      onProgress: progress.update,
+      ...(onStart && { onStart }),
+    });
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     throw new UserError(

@@ -1,12 +1,14 @@
 /**
  * Doctor's lines for the embedded model: the runtime, the model file, and, once both are there, what
  * the model runs on (threads, GPU, context). Doctor downloads and installs nothing: what is missing is a
- * warning that says what the first use will fetch, where to, and how to use a server instead.
+ * warning that says what the first use will fetch, where to, and how to use a server instead, once the
+ * hub has said it has the file; a hub that cannot be reached (offline) or refuses is a failure, with
+ * the advice a first run would end with.
  */
 import { UserError } from '../../errors.js';
 import type { ResolvedEndpoints } from '../../llm/config.js';
 import { modelsDir } from '../../llm/local/cache-dir.js';
-import { cachedModel, formatSize } from '../../llm/local/download.js';
+import { cachedModel, formatSize, hubFileSize } from '../../llm/local/download.js';
 import { LocalModel } from '../../llm/local/local-model.js';
 import { parseModelRef, sizeNote } from '../../llm/local/model-ref.js';
 import {
@@ -51,6 +53,13 @@ async function modelCheck(named: string): Promise<Check> {
   const cached = await cachedModel(ref);
   if (cached) {
     return { status: 'ok', name: 'model', detail: `${named} (${formatSize(cached.size)}) at ${cached.path}` };
+  }
+  try {
+    await hubFileSize(ref);
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    // What a first run would end with: nothing can answer until the hub can be reached.
+    return { status: 'fail', name: 'model', detail: error.message, fix: error.hint };
   }
   return {
     status: 'warn',

@@ -50,6 +50,11 @@ export interface PullOptions {
   /** Where HF_ENDPOINT, HF_TOKEN and the cache folder's variables are read. Default: process.env. */
   env?: NodeJS.ProcessEnv;
   onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * Called once the hub has said the file is there, before any of its bytes arrive: what is said of a
+   * download is said only when one starts, not on the way to an error that the hub cannot be reached.
+   */
+  onStart?: (size: number) => void;
   /** Stops the download, keeping the part file for the next pull; pullModel then rejects with Interrupted. */
   signal?: AbortSignal;
 }
@@ -74,17 +79,10 @@ export async function pullModel(ref: HfModelRef, options: PullOptions = {}): Pro
   const path = hfModelPath(ref, env);
   const cached = await readCachedModel(path, env);
   if (cached) return cached;
-  const pull: Pull = {
-    hf: ref,
-    ref: formatModelRef(ref),
-    endpoint: hubEndpoint(env),
-    token: env.HF_TOKEN || undefined,
-    idleMs: millisecondsFromEnv('META_AGENT_TIMEOUT_MS') ?? DEFAULT_IDLE_MS,
-    signal: options.signal,
-    cache: modelsDir(env),
-  };
+  const pull = pullOf(ref, env, options.signal);
   try {
     const metadata = await fileMetadata(pull);
+    options.onStart?.(metadata.size);
     await mkdir(dirname(path), { recursive: true });
     const part = await openPart(path, metadata);
     let sha256: string;
@@ -109,6 +107,26 @@ export async function pullModel(ref: HfModelRef, options: PullOptions = {}): Pro
     if (options.signal?.aborted) throw new Interrupted();
     throw cacheError(error, pull);
   }
+}
+
+/**
+ * The size of `ref` on the hub, asked as a pull would ask (one HEAD, nothing downloaded): a UserError
+ * as pullModel's when the hub cannot be reached or refuses, so `doctor` can say what a first run would.
+ */
+export async function hubFileSize(ref: HfModelRef, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return (await fileMetadata(pullOf(ref, env, undefined))).size;
+}
+
+function pullOf(ref: HfModelRef, env: NodeJS.ProcessEnv, signal: AbortSignal | undefined): Pull {
+  return {
+    hf: ref,
+    ref: formatModelRef(ref),
+    endpoint: hubEndpoint(env),
+    token: env.HF_TOKEN || undefined,
+    idleMs: millisecondsFromEnv('META_AGENT_TIMEOUT_MS') ?? DEFAULT_IDLE_MS,
+    signal,
+    cache: modelsDir(env),
+  };
 }
 
 /** `1.1 GB`, `512 kB`: decimal units, as the hub shows sizes. */

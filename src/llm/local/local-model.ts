@@ -35,6 +35,7 @@ import type {
   Token,
 } from './runtime-api.js';
 import { RUNTIME_VERSION, loadRuntime } from './runtime.js';
+import { requestedThreads, threadsFor } from './threads.js';
 
 /** The context a model gets unless it was trained on less: room for a designer's longest prompts. */
 const MAX_CONTEXT = 8192;
@@ -115,10 +116,10 @@ export class LocalModel implements LanguageModel {
 
   embed(texts: string[], signal?: AbortSignal): Promise<Embeddings> {
     return this.#inTurn(async () => {
-      const { model } = await this.#load();
+      const { model, info } = await this.#load();
       this.#embedder ??= model.createEmbeddingContext({
         contextSize: { max: MAX_CONTEXT },
-        ...this.#threads(),
+        threads: info.threads,
       });
       const embedder = await this.#embedder;
       const vectors: number[][] = [];
@@ -194,11 +195,6 @@ export class LocalModel implements LanguageModel {
     return grammar;
   }
 
-  #threads(): { threads?: number } {
-    const threads = Number(this.#env.META_AGENT_LOCAL_THREADS);
-    return Number.isInteger(threads) && threads > 0 ? { threads } : {};
-  }
-
   #load(): Promise<Loaded> {
     this.#loaded ??= this.#open();
     return this.#loaded;
@@ -224,10 +220,9 @@ export class LocalModel implements LanguageModel {
         'is it a GGUF file of an architecture llama.cpp runs? `meta-agent models rm` and pull it again if it was cut short',
       );
     }
-    const threads = this.#threads();
     const context = await model.createContext({
       contextSize: Math.min(model.trainContextSize, MAX_CONTEXT),
-      ...threads,
+      threads: requestedThreads(this.#env) ?? threadsFor(llama.cpuMathCores),
     });
     const sequence = context.getSequence();
     return {
@@ -242,7 +237,7 @@ export class LocalModel implements LanguageModel {
         gpu: llama.gpu || 'cpu',
         gpuDevices: llama.gpu ? await llama.getGpuDeviceNames() : [],
         gpuLayers: model.gpuLayers,
-        threads: threads.threads ?? context.idealThreads,
+        threads: context.idealThreads,
         contextSize: context.contextSize,
       },
     };

@@ -1,5 +1,6 @@
 import { Text } from 'ink';
 import { memo } from 'react';
+import { priceOf } from '../../llm/usage.js';
 import { formatCost, formatCount, formatElapsed } from '../format.js';
 import type { RunState } from '../run-state.js';
 import { useTheme } from '../theme.js';
@@ -16,6 +17,8 @@ export interface StatusBarProps {
   modelCalls: number;
   /** Calls whose model has no known price: the estimate is a lower bound, or unknown if all are. */
   unpricedCalls: number;
+  /** The model named before any call has a known price: until a call says, the cost is $0, not n/a. */
+  priced: boolean;
   elapsedMs: number;
   errorCount: number;
 }
@@ -31,7 +34,7 @@ export const StatusBar = memo(function StatusBar(props: StatusBarProps) {
       {props.scripted ? <Text {...theme.warn}> [scripted]</Text> : null}
       {` · nodes: ${props.nodeCount} · v${props.version}`}
       {` · tokens: ${formatCount(total)} (${formatCount(tokens.prompt)} in / ${formatCount(tokens.completion)} out)`}
-      {` · ${costText(props.cost, props.modelCalls, props.unpricedCalls)}`}
+      {` · ${costText(props)}`}
       {` · ${formatElapsed(props.elapsedMs)}`}
       {props.errorCount > 0 ? (
         <Text {...theme.error}>{` · ${props.errorCount} error${props.errorCount === 1 ? '' : 's'}`}</Text>
@@ -58,13 +61,18 @@ export function runStatus(
     cost: state.cost,
     modelCalls: state.modelCalls,
     unpricedCalls: state.unpricedCalls,
+    priced: before.model !== undefined && priceOf(before.model) !== undefined,
     elapsedMs,
     errorCount: state.errorCount,
   };
 }
 
-/** `est. $0.0012`; `est. ≥ $0.0012` when some models have no price; `est. cost n/a` when none has. */
-function costText(cost: number, calls: number, unpriced: number): string {
-  if (calls > 0 && unpriced === calls) return 'est. cost n/a';
-  return `est. ${unpriced > 0 ? '≥ ' : ''}${formatCost(cost)}`;
+/**
+ * `est. $0.0012`; `est. ≥ $0.0012` when some models have no price; `est. cost n/a` when none has, and
+ * before any call when the model named has none: the same model reads the same before its first call
+ * as after it.
+ */
+function costText({ cost, modelCalls, unpricedCalls, priced }: StatusBarProps): string {
+  if (modelCalls === 0 ? !priced : unpricedCalls === modelCalls) return 'est. cost n/a';
+  return `est. ${unpricedCalls > 0 ? '≥ ' : ''}${formatCost(cost)}`;
 }
