@@ -15,7 +15,17 @@
  * - reload: a new process (memory-reload.ts) opens the namespace from its folder and runs the same
  *   queries through `search`; its top 10s are compared with this process's, order included.
  *
- * Goals: query p50 ≤ 1 ms, recall@10 ≥ 0.95, the same results after a reload. The queries share no
+ * - cold (issue 35), in rounds, the three processes taking turns: hnswlib-node alone reading the
+ *   store's index file and answering one query (memory-raw.ts), the anchor; the reload process's
+ *   `MemoryStore.open`; and `meta-agent memory search` itself, whole process, its wall time and peak
+ *   memory (peak-at-exit.ts) against the anchor's; and the folder's bytes against the index file's.
+ *
+ * The built namespaces are kept between runs in the temporary folder (CACHE, per size and format), as
+ * building 100,000 takes minutes; delete it to build them again.
+ *
+ * Goals: query p50 ≤ 1 ms, recall@10 ≥ 0.95, the same results after a reload; cold open ≤ 2× hnswlib's
+ * readIndex, `memory search` ≤ 2× hnswlib's read and query in time and peak memory, the folder ≤ 1.5×
+ * the index file. The queries share no
  * word with the memories, so the words side finds nothing and the store's top 10 is the vector
  * index's: its recall is the index's, and its extra time is the store's own (embedding call, log
  * check, words search, fusion).
@@ -23,7 +33,7 @@
  * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js memory` (about 3 minutes on 2 cores).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,6 +51,7 @@ import {
   queryText,
   row,
 } from './memory-data.js';
+import type { RawReport } from './memory-raw.js';
 import type { ReloadReport } from './memory-reload.js';
 import { printTable, verdict } from './stats.js';
 
@@ -49,9 +60,21 @@ export const QUERY_P50_GOAL_MS = 1;
 /** The least share of the exact top 10 a search must find. */
 export const RECALL_GOAL = 0.95;
 
+/** The most MemoryStore.open, `memory search` and the folder may be of hnswlib's own (issue 35). */
+export const OPEN_GOAL = 2;
+export const SEARCH_PROCESS_GOAL = 2;
+export const DISK_GOAL = 1.5;
+
 const K = 10;
 const SEED = 13;
-const RELOAD_SCRIPT = fileURLToPath(new URL('./memory-reload.js', import.meta.url));
+const script = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
+const RELOAD_SCRIPT = script('memory-reload.js');
+const RAW_SCRIPT = script('memory-raw.js');
+const PEAK_PRELOAD = pathToFileURL(script('peak-at-exit.js')).href;
+const CLI = fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url));
+/** Built namespaces, kept between runs; the name says the log format they were built in. */
+const CACHE = join(tmpdir(), 'meta-agent-memory-bench-cache', 'format-2');
+const NAMESPACE = 'bench';
 const MIB = 1024 * 1024;
 
 export interface SearchFigures {
@@ -63,6 +86,8 @@ export interface SearchFigures {
 export interface MemoryBenchRow {
   memories: number;
   buildMs: number;
+  /** Whether the build was kept from an earlier run (CACHE), its figures then that run's. */
+  buildKept: boolean;
   closeMs: number;
   logBytes: number;
   /** Records the snapshot holds after close(); a new process adds the others from the log. */
@@ -72,6 +97,19 @@ export interface MemoryBenchRow {
   vectorIndex: SearchFigures;
   storeSearch: SearchFigures;
   reload: { openMs: number; firstSearchMs: number; processMs: number; same: number; queries: number };
+  cold: ColdFigures;
+}
+
+/** Medians over the cold rounds; `raw` is hnswlib-node alone. */
+export interface ColdFigures {
+  rawOpenMs: number;
+  openMs: number;
+  rawProcessMs: number;
+  rawPeakBytes: number;
+  searchProcessMs: number;
+  searchPeakBytes: number;
+  indexBytes: number;
+  folderBytes: number;
 }
 
 /** The sample at index ⌊q·n⌋ of the sorted values (stats.ts's rule). */
@@ -90,12 +128,23 @@ function recallAt(found: readonly number[][], exact: readonly number[][]): numbe
   return hits / (exact.length * K);
 }
 
-/** Runs memory-reload.ts in a new Node process on `folder`; its report and wall time. */
-function reloadInNewProcess(folder: string, queries: number): Promise<ReloadReport & { processMs: number }> {
+interface Finished {
+  stdout: string;
+  processMs: number;
+  peakBytes: number;
+}
+
+/** Runs `node ARGS` with peak-at-exit.ts loaded; its stdout, wall time and peak resident memory. */
+function node(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+  const peakFile = join(
+    tmpdir(),
+    `meta-agent-bench-peak-${process.pid}-${Math.random().toString(16).slice(2)}`,
+  );
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [RELOAD_SCRIPT, folder, String(SEED), String(queries), String(K)], {
+    const child = spawn(process.execPath, ['--import', PEAK_PRELOAD, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env, BENCH_PEAK_FILE: peakFile },
     });
     let stdout = '';
     let stderr = '';
@@ -104,23 +153,91 @@ function reloadInNewProcess(folder: string, queries: number): Promise<ReloadRepo
     child.on('error', reject);
     child.on('close', (code) => {
       const processMs = performance.now() - started;
-      if (code !== 0) return reject(new Error(`memory-reload.js exited with ${code}: ${stderr.trim()}`));
-      resolve({ ...(JSON.parse(stdout) as ReloadReport), processMs });
+      if (code !== 0) return reject(new Error(`${args.join(' ')} exited with ${code}: ${stderr.trim()}`));
+      readFile(peakFile, 'utf8')
+        .then((peak) => rm(peakFile).then(() => resolve({ stdout, processMs, peakBytes: Number(peak) })))
+        .catch(reject);
     });
   });
 }
 
-async function measure(
-  size: number,
-  dir: string,
-  queryVectors: Float32Array,
+/** Runs memory-reload.ts in a new Node process on `folder`; its report and wall time. */
+async function reloadInNewProcess(folder: string, queries: number): Promise<ReloadReport & Finished> {
+  const finished = await node([RELOAD_SCRIPT, folder, String(SEED), String(queries), String(K)]);
+  return { ...(JSON.parse(finished.stdout) as ReloadReport), ...finished };
+}
+
+function median(values: readonly number[]): number {
+  return percentile(values, 0.5);
+}
+
+/**
+ * `rounds` rounds of: hnswlib alone on the index file, a reload (one query), `meta-agent memory search`
+ * in `workspace`; and the folder's bytes against the index file's.
+ */
+async function cold(
+  workspace: string,
+  folder: string,
+  indexFile: string,
   rounds: number,
-): Promise<MemoryBenchRow> {
-  const queries = queryVectors.length / DIMENSIONS;
-  const queryRows = Array.from({ length: queries }, (_, query) => row(queryVectors, query));
-  const vectors = clusteredVectors(size, SEED, 1);
-  const folder = join(dir, `memories-${size}`);
-  const store = await MemoryStore.open({ folder, embedder: lookupEmbedder(vectors, queryVectors) });
+): Promise<ColdFigures> {
+  const raw: Array<RawReport & Finished> = [];
+  const opens: number[] = [];
+  const searches: Finished[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const finished = await node([RAW_SCRIPT, join(folder, indexFile), String(SEED)]);
+    raw.push({ ...(JSON.parse(finished.stdout) as RawReport), ...finished });
+    opens.push((await reloadInNewProcess(folder, 1)).openMs);
+    // No model server: the query goes by words, after the open that every search pays.
+    searches.push(
+      await node([CLI, 'memory', 'search', queryText(0), '-w', workspace, '-n', NAMESPACE, '--json'], {
+        META_AGENT_PROBE_URLS: 'http://127.0.0.1:9/v1',
+      }),
+    );
+  }
+  let folderBytes = 0;
+  for (const name of await readdir(folder)) folderBytes += (await stat(join(folder, name))).size;
+  return {
+    rawOpenMs: median(raw.map((each) => each.openMs)),
+    openMs: median(opens),
+    rawProcessMs: median(raw.map((each) => each.processMs)),
+    rawPeakBytes: median(raw.map((each) => each.peakBytes)),
+    searchProcessMs: median(searches.map((each) => each.processMs)),
+    searchPeakBytes: median(searches.map((each) => each.peakBytes)),
+    indexBytes: (await stat(join(folder, indexFile))).size,
+    folderBytes,
+  };
+}
+
+/** The figures of a build kept in CACHE. */
+interface Built {
+  buildMs: number;
+  closeMs: number;
+}
+
+/** The namespace of `size` memories, built now or kept from an earlier run. */
+async function built(
+  size: number,
+  vectors: Float32Array,
+  queryVectors: Float32Array,
+): Promise<{ workspace: string; folder: string; store: MemoryStore; built: Built & { cached: boolean } }> {
+  const workspace = join(CACHE, String(size));
+  const folder = join(workspace, '.meta-agent', 'memory', NAMESPACE);
+  const figures = join(workspace, 'built.json');
+  const open = () => MemoryStore.open({ folder, embedder: lookupEmbedder(vectors, queryVectors) });
+  const kept = await readFile(figures, 'utf8').catch(() => undefined);
+  if (kept !== undefined) {
+    console.log(`memory: ${size.toLocaleString('en-US')} memories kept from an earlier run in ${workspace}`);
+    return {
+      workspace,
+      folder,
+      store: await open(),
+      built: { ...(JSON.parse(kept) as Built), cached: true },
+    };
+  }
+  await rm(workspace, { recursive: true, force: true });
+  await mkdir(workspace, { recursive: true });
+  const store = await open();
   const entries = Array.from({ length: size }, (_, item) => ({ text: itemText(item) }));
   console.log(`memory: adding ${size.toLocaleString('en-US')} memories…`);
   let started = performance.now();
@@ -128,7 +245,23 @@ async function measure(
   const buildMs = performance.now() - started;
   started = performance.now();
   await store.close();
-  const closeMs = performance.now() - started;
+  const made: Built = { buildMs, closeMs: performance.now() - started };
+  await writeFile(figures, JSON.stringify(made));
+  return { workspace, folder, store, built: { ...made, cached: false } };
+}
+
+async function measure(
+  size: number,
+  queryVectors: Float32Array,
+  rounds: number,
+  coldRounds: number,
+): Promise<MemoryBenchRow> {
+  const queries = queryVectors.length / DIMENSIONS;
+  const queryRows = Array.from({ length: queries }, (_, query) => row(queryVectors, query));
+  const vectors = clusteredVectors(size, SEED, 1);
+  const { workspace, folder, store, built: made } = await built(size, vectors, queryVectors);
+  const { buildMs, closeMs } = made;
+  let started: number;
   const stats = await store.stats();
 
   // The vector index as MemoryStore.open builds it in a new process: the snapshot's file, then the
@@ -179,6 +312,8 @@ async function measure(
 
   console.log(`memory: reopening ${size.toLocaleString('en-US')} memories in a new process…`);
   const reload = await reloadInNewProcess(folder, queries);
+  console.log(`memory: cold opens and searches of ${size.toLocaleString('en-US')} memories…`);
+  const coldFigures = await cold(workspace, folder, snapshot.vectors.file, coldRounds);
   const same = storeTop.filter((top, query) => top.join() === reload.results[query]?.join()).length;
   const figures = (samples: number[], top: number[][]): SearchFigures => ({
     p50Ms: percentile(samples, 0.5),
@@ -188,6 +323,7 @@ async function measure(
   return {
     memories: size,
     buildMs,
+    buildKept: made.cached,
     closeMs,
     logBytes: stats.logBytes,
     snapshotRecords: snapshot.records,
@@ -202,23 +338,19 @@ async function measure(
       same,
       queries,
     },
+    cold: coldFigures,
   };
 }
 
 export async function runMemoryBench(
-  options: { sizes?: number[]; queries?: number; rounds?: number } = {},
+  options: { sizes?: number[]; queries?: number; rounds?: number; coldRounds?: number } = {},
 ): Promise<MemoryBenchRow[]> {
   const sizes = options.sizes ?? [10_000, 100_000];
   const queryVectors = clusteredVectors(options.queries ?? 200, SEED, 2);
   const queries = queryVectors.length / DIMENSIONS;
   const rounds = options.rounds ?? 5;
-  const dir = await mkdtemp(join(tmpdir(), 'meta-agent-memory-bench-'));
   const rows: MemoryBenchRow[] = [];
-  try {
-    for (const size of sizes) rows.push(await measure(size, dir, queryVectors, rounds));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  for (const size of sizes) rows.push(await measure(size, queryVectors, rounds, options.coldRounds ?? 3));
 
   const count = (n: number) => n.toLocaleString('en-US');
   const seconds = (ms: number) => (ms / 1000).toFixed(1);
@@ -242,7 +374,7 @@ export async function runMemoryBench(
     ],
     rows.map((row) => [
       count(row.memories),
-      seconds(row.buildMs),
+      `${seconds(row.buildMs)}${row.buildKept ? ' (kept)' : ''}`,
       ((row.buildMs * 1000) / row.memories).toFixed(0),
       seconds(row.closeMs),
       count(row.snapshotRecords),
@@ -281,6 +413,44 @@ export async function runMemoryBench(
       ]),
     ),
     2,
+  );
+  const ratio = (ours: number, raw: number) => ours / raw;
+  printTable(
+    `\nmemory: cold, medians of ${options.coldRounds ?? 3} rounds (hnswlib alone, MemoryStore.open, \`memory search\` taking turns); raw: hnswlib-node alone`,
+    ['memories', 'figure', 'raw', 'ours', 'ratio', 'goal', 'verdict'],
+    rows.flatMap(({ memories, cold: c }) =>
+      (
+        [
+          ['open (readIndex / MemoryStore.open), s', c.rawOpenMs / 1000, c.openMs / 1000, OPEN_GOAL],
+          [
+            'memory search, whole process, s',
+            c.rawProcessMs / 1000,
+            c.searchProcessMs / 1000,
+            SEARCH_PROCESS_GOAL,
+          ],
+          [
+            'memory search, peak memory, MiB',
+            c.rawPeakBytes / MIB,
+            c.searchPeakBytes / MIB,
+            SEARCH_PROCESS_GOAL,
+          ],
+          ['on disk (index file / folder), MB', c.indexBytes / 1e6, c.folderBytes / 1e6, DISK_GOAL],
+        ] as const
+      ).map(([figure, raw, ours, goal]) => [
+        count(memories),
+        figure,
+        raw.toFixed(2),
+        ours.toFixed(2),
+        `${ratio(ours, raw).toFixed(2)}×`,
+        `≤ ${goal}×`,
+        verdict(ratio(ours, raw) <= goal),
+      ]),
+    ),
+    2,
+  );
+  console.log(
+    'raw: memory-raw.ts, a process that reads the index file with hnswlib-node and answers one query;\n' +
+      '`memory search`: bin/meta-agent.js, no model server, so the query goes by words after the open.',
   );
   return rows;
 }

@@ -83,7 +83,7 @@ export function labelRecords(
     if (record.op === 'add') {
       const label = contents.nextLabel++;
       // The vectors themselves are in the index file: only whether the record has one matters here.
-      const embedded = hasVector(record, manifest);
+      const embedded = hasVector(record, manifest) || hasHeldVector(record, manifest);
       contents.items.set(record.id, itemOf(record, label, embedded));
       contents.ids[label] = record.id;
       if (embedded) vectorLabels.push(label);
@@ -132,6 +132,20 @@ export function hasVector(record: AddRecord, manifest: Manifest): boolean {
     dimensions !== undefined &&
     record.vector.length === Math.ceil((dimensions * 4) / 3) * 4
   );
+}
+
+/** Whether a record's vector, of the namespace's model, is in the index file its log names (records.ts). */
+function hasHeldVector(record: AddRecord, manifest: Manifest): boolean {
+  return record.vector === undefined && record.model !== undefined && record.model === manifest.model;
+}
+
+/** `records` without their vectors, which an index file holds from now on (records.ts). */
+export function withoutVectors(records: readonly LogRecord[]): LogRecord[] {
+  return records.map((record) => {
+    if (record.op !== 'add' || record.vector === undefined) return record;
+    const { vector: _vector, ...rest } = record;
+    return rest;
+  });
 }
 
 /** The hnswlib parameters the manifest fixes. */

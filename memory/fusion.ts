@@ -2,8 +2,11 @@
  * Hybrid ranking: the meaning side (vector neighbours) and the words side (BM25) each give a ranked
  * list, fused by reciprocal rank (Cormack et al., 2009): neither side's scores need be comparable. A
  * memory holding an identifier the query names verbatim comes before any found by meaning alone, since
- * weak embeddings blur exactly such tokens. Pure.
+ * weak embeddings blur exactly such tokens. A memory found by words counts as much as it covers the
+ * query: the share of the query's terms, function words left out (word-index.ts), that it holds; so a
+ * score near 1 takes both sides and every word that matters. Pure.
  */
+import { queryTerms, terms } from './word-index.js';
 
 /** Reciprocal rank fusion's constant: a rank r counts 1 / (RRF_K + r). */
 export const RRF_K = 60;
@@ -40,10 +43,15 @@ export function fuse(
   k: number,
 ): Fused[] {
   const fused = new Map<string, Fused & { raw: number }>();
+  const wanted = queryTerms(query);
+  const covered = (id: string) => {
+    const held = new Set(terms(textOf(id)).map((term) => term.toLowerCase()));
+    return wanted.length === 0 ? 0 : wanted.filter((term) => held.has(term)).length / wanted.length;
+  };
   const take = (list: readonly Ranked[], side: 'meaning' | 'words') =>
     list.forEach((item, rank) => {
       const entry = fused.get(item.id) ?? { id: item.id, score: 0, raw: 0, via: [] };
-      entry.raw += 1 / (RRF_K + rank + 1);
+      entry.raw += (side === 'words' ? covered(item.id) : 1) / (RRF_K + rank + 1);
       entry.via.push(side);
       if (item.similarity !== undefined) entry.similarity = item.similarity;
       fused.set(item.id, entry);

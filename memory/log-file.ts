@@ -23,7 +23,7 @@ import {
   parseHeader,
   parseRecords,
   recordLine,
-  type AddRecord,
+  type HeldVectors,
   type LogRecord,
 } from './records.js';
 
@@ -54,6 +54,8 @@ export interface LogPosition {
    * (ext4 hands a freed inode to the next new file), but never the header, whose id is new.
    */
   header: Buffer;
+  /** Where the vectors of its first records are, when not in them (format 2, records.ts). */
+  vectors?: HeldVectors;
 }
 
 /** The log of the namespace in `folder` cannot be read; `reason` says why. */
@@ -94,6 +96,7 @@ export async function readLog(
       records: read.records.length,
       inode: file.inode,
       header: Buffer.from(bytes.subarray(0, headerEnd)),
+      ...(header.vectors && { vectors: header.vectors }),
     },
   };
 }
@@ -155,15 +158,18 @@ export async function startLog(folder: string): Promise<LogPosition> {
 }
 
 /**
- * Writes a new log of `records` beside the log, flushed; `swapIn` renames it over the log and gives its
- * position. Until then, the log is as it was.
+ * Writes a new log of `records` beside the log, its header naming where `vectors` says the vectors of
+ * its first records are, flushed; `swapIn` renames it over the log and gives its position. Until then,
+ * the log is as it was.
  */
 export async function writeNewLog(
   folder: string,
-  records: readonly AddRecord[],
+  records: readonly LogRecord[],
+  vectors?: HeldVectors,
 ): Promise<{ swapIn(): Promise<LogPosition> }> {
   const id = randomBytes(8).toString('hex');
-  const text = headerLine(id) + records.map(recordLine).join('');
+  const header = headerLine(id, vectors);
+  const text = header + records.map(recordLine).join('');
   const path = join(folder, LOG_FILE);
   const temp = join(folder, `.${LOG_FILE}.${randomBytes(4).toString('hex')}.tmp`);
   await writeDurable(temp, text);
@@ -175,7 +181,8 @@ export async function writeNewLog(
         bytes: Buffer.byteLength(text),
         records: records.length,
         inode: (await stat(path)).ino,
-        header: Buffer.from(headerLine(id)),
+        header: Buffer.from(header),
+        ...(vectors && { vectors }),
       };
     },
   };

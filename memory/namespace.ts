@@ -9,7 +9,7 @@
  * compaction cut short is never named by the manifest.
  */
 import { mkdir } from 'node:fs/promises';
-import { applyRecord, emptyContents, liveRecords, type Contents } from './contents.js';
+import { applyRecord, emptyContents, liveRecords, withoutVectors, type Contents } from './contents.js';
 import { withLock } from './lock.js';
 import {
   appendRecords,
@@ -23,7 +23,7 @@ import {
   type LogPosition,
 } from './log-file.js';
 import { readManifest, writeManifest, type Manifest } from './manifest.js';
-import type { AddRecord, LogRecord } from './records.js';
+import type { AddRecord, HeldVectors, LogRecord } from './records.js';
 import {
   closeSnapshot,
   loadSnapshot,
@@ -32,6 +32,7 @@ import {
   SnapshotGone,
   writeSnapshot,
   type OpenSnapshot,
+  type SnapshotFiles,
 } from './snapshot.js';
 import { IndexFileRejected } from './vector-index.js';
 
@@ -40,6 +41,12 @@ import { IndexFileRejected } from './vector-index.js';
  * could be opened (a writer removes the old ones right after naming new ones), before rebuilding.
  */
 const SNAPSHOT_ATTEMPTS = 5;
+
+/** Contents loaded from a snapshot, and the first record of the log they do not hold. */
+interface Loaded {
+  contents: Contents;
+  from: number;
+}
 
 export interface NamespaceOptions {
   folder: string;
@@ -173,12 +180,35 @@ export class Namespace {
     await this.compact(vectors);
   }
 
-  /** Saves both indexes under new names, then the manifest naming them, then removes older ones. */
+  /**
+   * Saves both indexes under new names; then swaps in the log rewritten without the vectors the new
+   * index file holds, its header naming that file (records.ts); then the manifest naming both files;
+   * then removes older ones. A kill before the swap leaves the old log and manifest; after it, the log
+   * names its vectors file itself, and is read with it while the manifest still names an older
+   * snapshot. Under the lock (`write`).
+   */
   async snapshot(): Promise<void> {
-    const snapshot = await writeSnapshot(this.folder, this.#log!, this.#contents);
+    let log = this.#log!;
+    let snapshot = await writeSnapshot(this.folder, log, this.#contents);
+    if (snapshot.vectors) {
+      log = await this.#withoutVectors({ ...snapshot.vectors, records: log.records });
+      snapshot = { ...snapshot, logId: log.id, logBytes: log.bytes };
+      this.#log = log;
+    }
     this.#manifest = { ...this.#manifest, snapshot };
     await writeManifest(this.folder, this.#manifest);
-    await removeUnnamed(this.folder, snapshot);
+    await removeUnnamed(this.folder, snapshot, log.vectors);
+  }
+
+  /** Swaps in the log, read again, without the vectors `vectors` holds. */
+  async #withoutVectors(vectors: HeldVectors): Promise<LogPosition> {
+    const file = await openLog(this.folder);
+    if (!file) throw logDamaged(this.folder, 'it was removed while a snapshot was being written');
+    const { records, position } = await readLog(this.folder, file);
+    // Under the lock and caught up: only a process that ignores the lock makes them differ.
+    if (position.id !== this.#log!.id || records.length !== vectors.records)
+      throw logDamaged(this.folder, 'it was changed by another process while a snapshot was being written');
+    return (await writeNewLog(this.folder, withoutVectors(records), vectors)).swapIn();
   }
 
   /**
@@ -189,48 +219,82 @@ export class Namespace {
   async #load(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const opened = await openSnapshot(this.folder, this.#manifest.snapshot);
+      const last = attempt >= SNAPSHOT_ATTEMPTS;
       try {
-        if (opened instanceof SnapshotGone && attempt < SNAPSHOT_ATTEMPTS) {
-          this.#setManifest(await readManifest(this.folder));
-          continue;
-        }
-        return await this.#loadWith(opened);
+        if (!(opened instanceof SnapshotGone && !last) && (await this.#loadWith(opened, last))) return;
       } finally {
         await closeSnapshot(opened);
       }
+      this.#setManifest(await readManifest(this.folder));
     }
   }
 
-  /** The log, read with the snapshot's files (`opened`, or why they cannot be used) when they fit it. */
-  async #loadWith(opened: OpenSnapshot | IndexFileRejected | undefined): Promise<void> {
+  /**
+   * The log, read with the snapshot's files (`opened`, or why they cannot be used) when they fit it,
+   * else with the vectors file its header names. False when that file was replaced before it could be
+   * opened (unless `last`): the manifest names the new one by now.
+   */
+  async #loadWith(opened: OpenSnapshot | IndexFileRejected | undefined, last: boolean): Promise<boolean> {
     const file = await openLog(this.folder);
     if (!file) {
       this.#contents = emptyContents();
       this.#log = undefined;
-      return;
+      return true;
     }
     const { records, position } = await readLog(this.folder, file);
     const snapshot = this.#manifest.snapshot;
-    let contents: Contents | undefined;
-    let from = 0;
-    if (opened && snapshot && snapshot.logId === position.id && snapshot.records <= records.length) {
-      contents = await loadSnapshot(
+    let loaded: Loaded | IndexFileRejected | undefined;
+    if (opened && snapshot && snapshot.logId === position.id && snapshot.records <= records.length)
+      loaded = await this.#fromSnapshot(records, snapshot.records, opened, snapshot);
+    const rejected = loaded instanceof IndexFileRejected ? loaded : undefined;
+    const held = position.vectors;
+    if ((!loaded || rejected) && held && held.records <= records.length) {
+      // A snapshot of an older log (a writer swapped in this one and is naming it), or one that was
+      // rejected: the log's own vectors file holds its first records' only vectors.
+      const own = await openSnapshot(this.folder, { vectors: held });
+      try {
+        if (own instanceof SnapshotGone && !last) return false;
+        // Never undefined: it is given a file to open.
+        loaded = await this.#fromSnapshot(records, held.records, own!, { vectors: held });
+      } finally {
+        await closeSnapshot(own);
+      }
+    }
+    const why = (rejected ?? (loaded instanceof IndexFileRejected ? loaded : undefined))?.message;
+    if (loaded instanceof IndexFileRejected && held)
+      this.#notice(
+        `memory in ${this.folder}: the saved index was not used (${why}); rebuilt from the log, without ` +
+          `the vectors only it held: those memories are found by words alone until \`meta-agent memory reindex\``,
+      );
+    else if (rejected || loaded instanceof IndexFileRejected)
+      this.#notice(`memory in ${this.folder}: the saved index was not used (${why}); rebuilt from the log`);
+    const usable = loaded instanceof IndexFileRejected ? undefined : loaded;
+    this.#contents = usable?.contents ?? emptyContents();
+    for (const record of records.slice(usable?.from ?? 0)) this.#apply(record);
+    this.#log = position;
+    return true;
+  }
+
+  /** The contents of the log's first `count` records from the files `opened`, or why they cannot be. */
+  async #fromSnapshot(
+    records: readonly LogRecord[],
+    count: number,
+    opened: OpenSnapshot | IndexFileRejected,
+    files: SnapshotFiles,
+  ): Promise<Loaded | IndexFileRejected> {
+    try {
+      const contents = await loadSnapshot(
         this.folder,
         this.#manifest,
-        records.slice(0, snapshot.records),
+        records.slice(0, count),
         opened,
-      ).catch((error: unknown) => {
-        if (!(error instanceof IndexFileRejected)) throw error;
-        this.#notice(
-          `memory in ${this.folder}: the saved index was not used (${error.message}); rebuilt from the log`,
-        );
-        return undefined;
-      });
-      if (contents) from = snapshot.records;
+        files,
+      );
+      return { contents, from: count };
+    } catch (error) {
+      if (error instanceof IndexFileRejected) return error;
+      throw error;
     }
-    this.#contents = contents ?? emptyContents();
-    for (const record of records.slice(from)) this.#apply(record);
-    this.#log = position;
   }
 
   async #reload(): Promise<void> {

@@ -5,7 +5,7 @@
  * `ERR_4417` is a term of its own beside its parts here too, and the two stores find the same memories
  * by the same words. Pure.
  */
-import { terms } from './word-index.js';
+import { queryTerms, terms } from './word-index.js';
 
 /** Postgres's limits on a tsvector: a lexeme's bytes, a position, positions per lexeme, the whole. */
 const MAX_LEXEME_BYTES = 2047;
@@ -45,8 +45,11 @@ export function wordsVector(text: string): string {
   return [...positions].map(([lexeme, at]) => `${quoted(lexeme)}:${at.join(',')}`).join(' ');
 }
 
-/** `query`'s terms joined by OR as a tsquery literal, or undefined when it has none. */
+/**
+ * `query`'s terms less its function words (as the files search), joined by OR as a tsquery literal,
+ * or undefined when it has none.
+ */
 export function wordsQuery(query: string): string | undefined {
-  const unique = [...new Set(lexemes(query))];
+  const unique = queryTerms(query).filter((term) => Buffer.byteLength(term) <= MAX_LEXEME_BYTES);
   return unique.length === 0 ? undefined : unique.map(quoted).join(' | ');
 }

@@ -1,20 +1,40 @@
 /**
  * The memory log, `items.jsonl`: the one durable record of a namespace, appended one line per change.
  * The first line names the log (an id the manifest's snapshot refers to); then `add` and `forget`
- * records. Vectors travel as base64 float32 so the index can be rebuilt without the embedding server.
+ * records. Vectors travel as base64 float32 so the index can be rebuilt without the embedding server,
+ * until a snapshot holds them: the log is then rewritten without them (format 2), its header naming the
+ * snapshot's vectors file that holds them, so that no vector is on disk twice. Format 1 logs (every
+ * vector in its record) are read as they are, and rewritten so at their first snapshot.
  * A line cut short by a crash (the last one, without its newline) is ignored; any other bad line means
  * the file was damaged or is not a memory log, and it is refused rather than half read.
  */
 import { z } from 'zod';
 
-export const LOG_FORMAT = 'meta-agent/memory-log@1';
+export const LOG_FORMAT = 'meta-agent/memory-log@2';
+/** Logs written before format 2: every vector in its record. */
+const LOG_FORMAT_1 = 'meta-agent/memory-log@1';
 
 const metaSchema = z.record(z.string(), z.string());
 
+/**
+ * Where the vectors of a format 2 log's first `records` records are: an index file of the folder (a
+ * snapshot's, named as the manifest names them), with its size and digest. Their add records keep
+ * their `model` and leave out `vector`.
+ */
+const heldVectorsSchema = z.strictObject({
+  file: z.string().regex(/^vectors-[0-9a-f]{1,64}\.hnsw$/, 'a vectors-HEX.hnsw file of the same folder'),
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  records: z.number().int().nonnegative(),
+});
+
+export type HeldVectors = z.infer<typeof heldVectorsSchema>;
+
 const headerSchema = z.strictObject({
   op: z.literal('log'),
-  format: z.literal(LOG_FORMAT),
+  format: z.union([z.literal(LOG_FORMAT), z.literal(LOG_FORMAT_1)]),
   id: z.string().min(1),
+  vectors: heldVectorsSchema.optional(),
 });
 
 const addSchema = z.strictObject({
@@ -23,7 +43,7 @@ const addSchema = z.strictObject({
   text: z.string(),
   meta: metaSchema,
   at: z.string(),
-  /** The embedding model that made `vector`; both or neither. */
+  /** The embedding model that made `vector` (or the held vector: HeldVectors); `vector` not without it. */
   model: z.string().optional(),
   vector: z.string().optional(),
 });
@@ -36,8 +56,9 @@ export type LogHeader = z.infer<typeof headerSchema>;
 export type AddRecord = z.infer<typeof addSchema>;
 export type LogRecord = z.infer<typeof recordSchema>;
 
-export function headerLine(id: string): string {
-  return `${JSON.stringify({ op: 'log', format: LOG_FORMAT, id } satisfies LogHeader)}\n`;
+export function headerLine(id: string, vectors?: HeldVectors): string {
+  const header: LogHeader = { op: 'log', format: LOG_FORMAT, id, ...(vectors && { vectors }) };
+  return `${JSON.stringify(header)}\n`;
 }
 
 export function recordLine(record: LogRecord): string {

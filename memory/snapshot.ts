@@ -1,8 +1,9 @@
 /**
  * A namespace's snapshot: the words and vectors index files holding the log's first N records, named
- * by the manifest with their sizes and digests. Opening them (once: a writer that replaces them then
- * cannot take them away), checking them against the manifest and loading them; writing new ones under
- * new names; removing those no manifest names.
+ * by the manifest with their sizes and digests (the vectors file by the log's header too: it holds
+ * those records' only copy of their vectors, records.ts). Opening them (once: a writer that replaces
+ * them then cannot take them away), checking them against the manifest and loading them; writing new
+ * ones under new names; removing those neither the manifest nor the log names.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -27,10 +28,19 @@ import { WordIndex } from './word-index.js';
 /** The largest snapshot file read: it holds what the log does, read whole (log-file.ts). */
 const MAX_SNAPSHOT_BYTES = 2 ** 32;
 
-/** A snapshot's files, open: what a writer does to the folder meanwhile cannot change them. */
+/**
+ * A snapshot's files, open: what a writer does to the folder meanwhile cannot change them. Without a
+ * words file (the vectors a log names), the words index is made from the memories' texts.
+ */
 export interface OpenSnapshot {
-  words: OpenFile;
+  words: OpenFile | undefined;
   vectors: OpenFile | undefined;
+}
+
+/** What the files of an OpenSnapshot must be, as the manifest or the log's header describes them. */
+export interface SnapshotFiles {
+  words?: SnapshotFile;
+  vectors?: SnapshotFile;
 }
 
 /** A file the manifest names is not there: a writer replaced the snapshot after the manifest was read. */
@@ -42,12 +52,12 @@ export class SnapshotGone extends IndexFileRejected {}
  */
 export async function openSnapshot(
   folder: string,
-  snapshot: Snapshot | undefined,
+  snapshot: SnapshotFiles | undefined,
 ): Promise<OpenSnapshot | IndexFileRejected | undefined> {
   if (!snapshot) return undefined;
   let words: OpenFile | undefined;
   try {
-    words = await openSnapshotFile(folder, snapshot.words);
+    words = snapshot.words && (await openSnapshotFile(folder, snapshot.words));
     const vectors = snapshot.vectors && (await openSnapshotFile(folder, snapshot.vectors));
     return { words, vectors };
   } catch (error) {
@@ -59,32 +69,35 @@ export async function openSnapshot(
 
 export async function closeSnapshot(opened: OpenSnapshot | IndexFileRejected | undefined): Promise<void> {
   if (opened instanceof IndexFileRejected) return;
-  await opened?.words.handle.close();
+  await opened?.words?.handle.close();
   await opened?.vectors?.handle.close();
 }
 
 /**
  * The contents of the `held` records (the log's first, as many as the snapshot holds), with the
- * indexes from the snapshot's files. Throws IndexFileRejected when they are not what the manifest says.
+ * indexes from the snapshot's files (`opened`, described by `snapshot`). Throws IndexFileRejected when
+ * they are not what `snapshot` says.
  */
 export async function loadSnapshot(
   folder: string,
   manifest: Manifest,
   held: readonly LogRecord[],
   opened: OpenSnapshot | IndexFileRejected,
+  snapshot: SnapshotFiles,
 ): Promise<Contents> {
   if (opened instanceof IndexFileRejected) throw opened;
-  const snapshot = manifest.snapshot!;
   // Labels, items and forgotten memories as the records make them; the indexes come from the files.
   const { contents, vectorLabels } = labelRecords(held, manifest);
-  const words = await verified(opened.words, snapshot.words);
-  try {
-    contents.words = WordIndex.load(words.toString('utf8'));
-  } catch {
-    throw new IndexFileRejected('the words index is not MiniSearch JSON');
-  }
-  if (contents.words.size !== contents.items.size)
-    throw new IndexFileRejected('the words index does not hold the memories its snapshot says');
+  if (snapshot.words && opened.words) {
+    const words = await verified(opened.words, snapshot.words);
+    try {
+      contents.words = WordIndex.load(words.toString('utf8'));
+    } catch {
+      throw new IndexFileRejected('the words index is not MiniSearch JSON');
+    }
+    if (contents.words.size !== contents.items.size)
+      throw new IndexFileRejected('the words index does not hold the memories its snapshot says');
+  } else for (const item of contents.items.values()) contents.words.add(item.id, item.text);
   if (vectorLabels.length > 0) {
     const { vectors } = snapshot;
     const { dimensions } = manifest;
@@ -128,9 +141,16 @@ export async function writeSnapshot(folder: string, log: LogPosition, contents: 
   };
 }
 
-/** Removes snapshot files `snapshot` does not name, and temporary logs of killed writers. */
-export async function removeUnnamed(folder: string, snapshot: Snapshot | undefined): Promise<void> {
-  const named = new Set([snapshot?.words.file, snapshot?.vectors?.file]);
+/**
+ * Removes the snapshot files neither `snapshot` nor the log (`logVectors`, its header's) names, and
+ * temporary logs of killed writers.
+ */
+export async function removeUnnamed(
+  folder: string,
+  snapshot: Snapshot | undefined,
+  logVectors: SnapshotFile | undefined,
+): Promise<void> {
+  const named = new Set([snapshot?.words.file, snapshot?.vectors?.file, logVectors?.file]);
   for (const name of await readdir(folder)) {
     const stale = (VECTORS_FILE.test(name) || WORDS_FILE.test(name)) && !named.has(name);
     if (stale || TEMP_LOG_FILE.test(name)) await unlink(join(folder, name)).catch(() => undefined);

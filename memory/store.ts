@@ -6,7 +6,8 @@
  *
  * On disk, in the namespace's folder:
  * - `items.jsonl`, the log (records.ts, log-file.ts): every add and forget, appended and flushed before
- *   a call returns. It is the truth; everything else can be rebuilt from it.
+ *   a call returns. It is the truth, with the vectors file its header names: a snapshot rewrites it
+ *   without the vectors that file holds, so that no vector is on disk twice.
  * - `manifest.json` (manifest.ts): space, dimensions, embedding model, and the snapshot (snapshot.ts):
  *   index files holding the log's first N records, so opening replays only the records after them.
  * - `vectors-*.hnsw` and `words-*.json`, the snapshot's files, new names each time, so the manifest

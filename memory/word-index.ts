@@ -4,6 +4,7 @@
  * names it exactly finds it whatever the embeddings think.
  */
 import MiniSearch from 'minisearch';
+import { isStopWord } from './stop-words.js';
 
 interface Document {
   id: string;
@@ -23,6 +24,12 @@ export function terms(text: string): string[] {
     found.push(...parts);
   }
   return found;
+}
+
+/** The distinct terms of a query that say what it is about, lowercase: its function words left out. */
+export function queryTerms(query: string): string[] {
+  const lower = terms(query).map((term) => term.toLowerCase());
+  return [...new Set(lower.filter((term) => !isStopWord(term)))];
 }
 
 const OPTIONS = {
@@ -61,10 +68,15 @@ export class WordIndex {
     if (this.#search.has(id)) this.#search.discard(id);
   }
 
-  /** The `k` best matches, best first; a score is BM25's (higher is better, unbounded). */
+  /**
+   * The `k` best matches, best first, by the query's terms less its function words (queryTerms); a
+   * score is BM25's (higher is better, unbounded).
+   */
   search(query: string, k: number): Array<{ id: string; score: number }> {
+    const wanted = queryTerms(query);
+    if (wanted.length === 0) return [];
     return this.#search
-      .search(query, { combineWith: 'OR' })
+      .search(wanted.join(' '), { combineWith: 'OR', tokenize: (text) => text.split(' ') })
       .slice(0, k)
       .map((result) => ({ id: String(result.id), score: result.score }));
   }

@@ -283,6 +283,22 @@ describe('meta-agent memory with a model server', () => {
     });
   });
 
+  it('ranks a memory that shares only function words with the query well below a real match', async () => {
+    const embeddings = await server();
+    const models = ['--base-url', embeddings.url];
+    const unrelated = await added('The sky is blue', ...models);
+    const result = await ok(['search', 'where', 'is', 'the', 'deploy', 'key', '--json', ...models]);
+    const [hit] = JSON.parse(result.stdout) as Array<{ id: string; score: number; via: string[] }>;
+    expect(hit).toMatchObject({ id: unrelated, via: ['meaning'] });
+    expect(hit!.score).toBeLessThanOrEqual(0.5);
+
+    const target = await added(TARGET, ...models);
+    const found = await ok(['search', 'where', 'is', 'the', 'deploy', 'key', '--json', ...models]);
+    const hits = JSON.parse(found.stdout) as Array<{ id: string; score: number; via: string[] }>;
+    expect(hits[0]).toMatchObject({ id: target, via: expect.arrayContaining(['words']) });
+    expect(hits.find((each) => each.id === unrelated)!.score).toBeLessThanOrEqual(0.5);
+  });
+
   it('goes by words after the embedding model changes, and by meaning again after reindex', async () => {
     const before = await server();
     const [target] = await fill(before.url);

@@ -6,9 +6,11 @@
  * - `write TAG ROUNDS UNTIL`: per round, opens the namespace, adds 4 memories (texts
  *   `TAG r<round> i<i> …`), forgets the first 2 of them, and closes it (a snapshot, now and then a
  *   compaction), printing `added ID TOKEN` and `forgot ID`; stops after ROUNDS or at UNTIL (epoch ms).
- * - `read UNTIL`: opens the namespace, searches and lists it, again and again until UNTIL.
+ * - `read UNTIL STOP`: opens the namespace, searches and lists it, again and again until UNTIL or until
+ *   the file STOP is there.
  * Any other error ends with exit 1 and its stack.
  */
+import { existsSync } from 'node:fs';
 import { MemoryDamaged, MemoryStore } from '../../memory/store.js';
 import { wordEmbedder } from '../support/embedders.js';
 
@@ -25,7 +27,7 @@ const open = () =>
 try {
   if (mode === 'search') await search(rest[0] ?? '');
   else if (mode === 'write') await write(rest[0]!, Number(rest[1]), Number(rest[2]));
-  else if (mode === 'read') await read(Number(rest[0]));
+  else if (mode === 'read') await read(Number(rest[0]), rest[1]!);
   else throw new Error(`unknown mode ${mode}`);
 } catch (error) {
   if (!(error instanceof MemoryDamaged)) throw error;
@@ -50,8 +52,8 @@ async function write(tag: string, rounds: number, until: number): Promise<void> 
   }
 }
 
-async function read(until: number): Promise<void> {
-  for (let round = 0; Date.now() < until; round++) {
+async function read(until: number, stop: string): Promise<void> {
+  for (let round = 0; Date.now() < until && !existsSync(stop); round++) {
     const store = await open();
     await store.search(`note about topic ${round % 4}`, 5);
     await store.list();

@@ -1,6 +1,7 @@
-import { appendFile, mkdtemp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LOG_FILE } from '../../memory/log-file.js';
 import { MANIFEST_FILE } from '../../memory/manifest.js';
@@ -235,6 +236,35 @@ describe('memory store', () => {
     expect((await reader.list()).map((item) => item.text)).toEqual(
       (await writer.list()).map((item) => item.text),
     );
+  });
+
+  it('opens a folder of format 1 as it is, and at its next snapshot keeps each vector once', async () => {
+    // Written by the store before format 2: 30 memories in a snapshot, then a forget and 3 adds.
+    await cp(fileURLToPath(new URL('../fixtures/memory/format-1', import.meta.url)), folder, {
+      recursive: true,
+    });
+    const sizeOf = async () => {
+      let bytes = 0;
+      for (const name of await readdir(folder)) bytes += (await stat(join(folder, name))).size;
+      return bytes;
+    };
+    const old = await open();
+    expect(await old.stats()).toMatchObject({ items: 32, embedded: 32, snapshotRecords: 30, records: 34 });
+    expect((await old.search('ERR_4417 disk', 3))[0]).toMatchObject({ via: ['meaning', 'words'] });
+
+    await old.addMany(Array.from({ length: 1_000 }, (_, i) => ({ text: `later note ${i}` })));
+    const found = (await old.search('ERR_4417 disk', 3)).map((hit) => hit.id);
+    const log = await readFile(join(folder, LOG_FILE), 'utf8');
+    expect(log.split('\n')[0]).toContain('"format":"meta-agent/memory-log@2"');
+    expect(log).not.toContain('"vector"');
+    // Each vector is on disk once, in the index: the folder is not much more than the index file.
+    const index = (await readdir(folder)).find((name) => name.endsWith('.hnsw'))!;
+    expect(await sizeOf()).toBeLessThan(1.5 * (await stat(join(folder, index))).size);
+
+    const reopened = await open();
+    expect(reopened.notices).toEqual([]);
+    expect(await reopened.stats()).toMatchObject({ items: 1_032, embedded: 1_032 });
+    expect((await reopened.search('ERR_4417 disk', 3)).map((hit) => hit.id)).toEqual(found);
   });
 
   it('opens a folder with nothing in it as an empty namespace, without creating anything', async () => {
