@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,9 @@ export default defineConfig({
     // isolated-vm refuses to run when Node's startup snapshot is in use.
     execArgv: ['--no-node-snapshot'],
     pool: 'forks',
+    // Most test files wait on subprocesses and servers more than they compute: on a machine of two cores,
+    // vitest's default (the cores less one) would run them one at a time, and leave a core idle.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     // One real PostgreSQL for the run; each test file makes its own database on it.
     globalSetup: ['./test/support/postgres-server.ts'],
     testTimeout: 30_000,

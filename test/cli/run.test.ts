@@ -343,7 +343,9 @@ describe('meta-agent run after kill -9', () => {
   const MOMENTS = ['goal.step', 'goal.command', 'goal.authorized', 'goal.result', 'goal.spend'];
 
   it('resumes at every step and never appends a line twice', async () => {
-    server = await startReplayServer(steps, 'json', { latencyMs: 20 });
+    // Each answer takes a while, so a kill sent at a step lands before the run can finish, even when the
+    // test itself is slow to read the CLI's output on a busy machine.
+    server = await startReplayServer(steps, 'json', { latencyMs: 150 });
     const root = await workspace();
     const args = ['--yes', '--json', '--base-url', server.url, '--model', 'gpt-4o-mini'];
     const first = await runCli(['run', '--goal', 'log six lines', '--workspace', root, ...args], {
