@@ -210,10 +210,12 @@ export class Sandbox {
   ): Promise<GuestOutcome> {
     const run = isolate.guestRun(this.#host);
     const variables = this.#visible(scope, compiled.mentions);
-    const args = [variables, compiled.wrapped, mode, waits];
+    // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
+    const asJson = carriesExactly(variables);
+    const args = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
     const options = {
       timeout: this.limits.timeoutMs,
-      arguments: { copy: true },
+      ...(!asJson && { arguments: { copy: true } as const }),
       result: { copy: true },
     } as const;
     // Waiting for asynchronous host functions is not charged; everything else is, host calls included.
@@ -222,7 +224,8 @@ export class Sandbox {
       const answer: unknown = waits
         ? await run.apply(undefined, args, options)
         : run.applySync(undefined, args, options);
-      // An expression's primitive value comes back bare; every outcome is an object.
+      // An outcome comes as JSON text or an object; an expression's other primitive values come bare.
+      if (typeof answer === 'string') return JSON.parse(answer) as GuestOutcome;
       return typeof answer === 'object' && answer !== null
         ? (answer as GuestOutcome)
         : { ok: true, value: answer, scope: {}, logs: [] };
@@ -304,6 +307,41 @@ function define(object: Record<string, unknown>, name: string, value: unknown): 
   if (name === '__proto__')
     Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
   else object[name] = value;
+}
+
+/** Nesting past which a value goes to isolated-vm's copy, which also refuses cycles. */
+const JSON_DEPTH = 64;
+
+/**
+ * Whether JSON carries `value` exactly: strings, booleans, null, finite numbers but -0, and arrays
+ * without holes and plain objects of those. Anything else (undefined, NaN, a Date, a Map, a cycle) goes
+ * as isolated-vm copies it.
+ */
+function carriesExactly(value: unknown, depth = 0): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= JSON_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++)
+          if (!(i in value) || !carriesExactly(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = value as Record<string, unknown>;
+      for (const name in record)
+        if (Object.hasOwn(record, name) && !carriesExactly(record[name], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 function mentions(mentioned: Mentions, name: string): boolean {
