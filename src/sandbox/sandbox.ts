@@ -17,17 +17,20 @@
  * The call is synchronous (an asynchronous call costs some 70 µs of thread hand-offs, ten times the
  * evaluation), so the host waits while code runs, at most for the time limit. Only code that names an
  * asynchronous namespace gets an asynchronous call, which its host functions need in order to wait.
- * isolated-vm's time limit counts only time spent running in the isolate, not time waiting on host
- * functions. A few things isolated-vm does after the call (reading an unhandled rejection's `message`,
- * for one) run user getters with no limit at all, so a watchdog on another thread follows the
- * isolate's CPU time and discards the isolate if a call uses more than the limit and a grace period;
- * the next evaluation gets a new isolate, as it does after a memory-limit kill.
+ * A synchronous call's limit is the watchdog's (isolated-vm's own time limit would cost a tenth of the
+ * call): on a thread of its own it follows the isolate's CPU time and the call's wall time, host calls
+ * included, and discards the isolate once the call has used more than the limit; the next evaluation
+ * gets a new isolate, as it does after a memory-limit kill. An asynchronous call runs under
+ * isolated-vm's time limit, which counts only time spent running in the isolate, not time waiting on
+ * host functions; the watchdog follows its CPU time with a grace period, because a few things
+ * isolated-vm does after the call (reading an unhandled rejection's `message`, for one) run user
+ * getters with no limit at all.
  */
 import type ivm from 'isolated-vm';
 import type { GuestMode, GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from './limits.js';
-import { LiveIsolate } from './live-isolate.js';
+import { LiveIsolate, WATCHDOG_GRACE_MS } from './live-isolate.js';
 import { acceptOutcome, callFailure, isCopyable, uncopyableVariables, type Finished } from './outcome.js';
 import { memoryError, SandboxError } from './sandbox-error.js';
 import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
@@ -213,13 +216,16 @@ export class Sandbox {
     // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
     const asJson = carriesExactly(variables);
     const args = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
+    // isolated-vm's time limit costs a tenth of a synchronous call: there the watchdog is the limit,
+    // bounding wall time (host calls included). An asynchronous call, whose waits for the host are not
+    // charged, keeps isolated-vm's limit, and the watchdog follows it with a grace period.
     const options = {
-      timeout: this.limits.timeoutMs,
+      ...(waits && { timeout: this.limits.timeoutMs }),
       ...(!asJson && { arguments: { copy: true } as const }),
       result: { copy: true },
     } as const;
-    // Waiting for asynchronous host functions is not charged; everything else is, host calls included.
-    const evaluation = isolate.watchdog.start(!waits);
+    const budgetMs = waits ? this.limits.timeoutMs + WATCHDOG_GRACE_MS : this.limits.timeoutMs;
+    const evaluation = isolate.watchdog.start(budgetMs, !waits);
     try {
       const answer: unknown = waits
         ? await run.apply(undefined, args, options)
