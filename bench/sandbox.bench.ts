@@ -4,13 +4,16 @@
  * does, for a code node, a condition and a call argument, each with 3 variables in scope and with the
  * same 3 among 100 (the other 97 untouched), so that the two rows differ only by what the code does not
  * use. Each row names its goal for the median and says "missed" when the median is over it; a
- * 100-variable row also gives its median as a multiple of its 3-variable row's.
+ * 100-variable row also gives its median as a multiple of its 3-variable row's. A second table is a
+ * loop pass through the interpreter (a code node and a condition) beside raw isolated-vm doing the same
+ * work in one `evalSync` with a copy-in (sandbox-loop.ts), goal ≤ 2× raw.
  * Figures only: nothing here fails because something is slow.
  *
  * Run: `npx tsc -p . && node --no-node-snapshot dist/bench/sandbox.bench.js`
  */
 import { pathToFileURL } from 'node:url';
 import { Sandbox } from '../src/sandbox/index.js';
+import { LOOP_PASS_GOAL_RATIO, measureLoopPass, type LoopPassRow } from './sandbox-loop.js';
 import { printTable, quantiles, verdict } from './stats.js';
 
 /** Microseconds over a number of runs. */
@@ -29,6 +32,7 @@ export interface SandboxBenchRow {
 export interface SandboxBenchFigures {
   coldStart: SandboxBenchRow;
   warm: SandboxBenchRow[];
+  loopPass: LoopPassRow[];
 }
 
 const where = { node: 'bench' };
@@ -107,7 +111,10 @@ function summarize(name: string, timesUs: number[], goalUs?: number): SandboxBen
   return { case: name, runs: timesUs.length, medianUs: median, p95Us: p95, ...(goalUs && { goalUs }) };
 }
 
-/** Runs the benchmark, prints a table and returns the figures. */
+/** Rounds of the loop pass, each a sample of 100 passes on both sides. */
+const LOOP_ROUNDS = 40;
+
+/** Runs the benchmark, prints its tables and returns the figures. */
 export async function runSandboxBench(runs = 2000, coldRuns = 20): Promise<SandboxBenchFigures> {
   const coldTimes: number[] = [];
   for (let i = 0; i < coldRuns; i++) {
@@ -130,7 +137,9 @@ export async function runSandboxBench(runs = 2000, coldRuns = 20): Promise<Sandb
         row.vsThreeVariables = row.medianUs / threeVariables.medianUs;
     }
     printRows([coldStart, ...warm]);
-    return { coldStart, warm };
+    const loopPass = await measureLoopPass(LOOP_ROUNDS);
+    printLoopPass(loopPass);
+    return { coldStart, warm, loopPass };
   } finally {
     sandbox.dispose();
   }
@@ -153,6 +162,22 @@ function printRows(rows: readonly SandboxBenchRow[]): void {
       r.vsThreeVariables === undefined ? '' : `${r.vsThreeVariables.toFixed(2)}×`,
       r.vsThreeVariables === undefined ? '' : `≤ ${UNTOUCHED_VARIABLES_GOAL}×`,
       r.vsThreeVariables === undefined ? '' : verdict(r.vsThreeVariables <= UNTOUCHED_VARIABLES_GOAL),
+    ]),
+  );
+}
+
+function printLoopPass(rows: readonly LoopPassRow[]): void {
+  printTable(
+    'loop pass: the interpreter through a code node and a condition, beside raw isolated-vm (one evalSync with a copy-in), interleaved',
+    ['case', 'samples', 'ours µs', 'raw µs', 'ours ÷ raw', 'goal', ''],
+    rows.map((r) => [
+      r.case,
+      String(r.samples),
+      r.oursUs.toFixed(1),
+      r.rawUs.toFixed(1),
+      `${r.ratio.toFixed(2)}×`,
+      `≤ ${LOOP_PASS_GOAL_RATIO}× raw`,
+      verdict(r.ratio <= LOOP_PASS_GOAL_RATIO),
     ]),
   );
 }

@@ -17,7 +17,7 @@ export function printFlowLines(bus: EventBus, write: (line: string) => void): ()
     switch (event.type) {
       case 'flow.started':
         line(
-          `[flow] ${event.flow}: pass ${event.pass}${event.resumed ? ' (resumed)' : ''}, ${plural(event.nodes.length, 'node')}, ${event.concurrency} at once`,
+          `[flow] ${event.flow}: pass ${event.pass}${event.resumed ? ' (resumed)' : ''}, ${plural(event.nodes.length, 'node')}, up to ${event.concurrency} at once`,
         );
         break;
       case 'flow.step':

@@ -24,9 +24,15 @@ export function visibleFrames(state: ConversationState): Frame[] {
  * Every variable in scope; a frame higher in the stack shadows the same name lower down. In a conversation
  * with AIPL state, `aipl` holds its latest values as `aipl.ns.key`, beneath every frame (a variable of the
  * graph's own named `aipl` hides it).
+ *
+ * Read it at once and never change it: where one frame is in scope (a conversation's root, a local
+ * function) it is that frame's own table, not a copy, since copying a conversation's variables for every
+ * code node, condition and template cost more than the rest of the step.
  */
-export function variablesInScope(state: ConversationState): Record<string, unknown> {
-  const tables = visibleFrames(state).map((f) => f.variables);
+export function variablesInScope(state: ConversationState): Readonly<Record<string, unknown>> {
+  const frames = visibleFrames(state);
+  if (frames.length === 1 && !state.aipl) return frames[0]!.variables;
+  const tables = frames.map((f) => f.variables);
   if (state.aipl) tables.unshift({ [AIPL_VARIABLE]: valuesByNamespace(state.aipl.log) });
   return mergedTable(tables);
 }

@@ -17,7 +17,7 @@
  * - a node with a conversationScope sees only past turns of nodes in that category;
  * - past turns beyond the history window (`historyTokens`, counted newest first) are left out, so a
  *   long conversation never overflows the model's context, and forming a prompt costs the same at the
- *   10 000th turn as at the 100th.
+ *   10 000th turn as at the 100th; the classifier's window is smaller (`classifierHistoryTokens`).
  *
  * Mapping to chat messages: input i is a `user` message and output i the `assistant` message after it, so
  * the list alternates user/assistant and ends with a user message. The prompt stays inside the first user
@@ -178,6 +178,19 @@ export function historyWindow(
 }
 
 /**
+ * The classifier's window: `classifierHistoryTokens` within `historyTokens` (0 is no limit for either).
+ * A one-token answer needs the recent conversation, not the chatbot's whole window; AutoGRAMS likewise
+ * cuts the classifier's input at 2,048 tokens (`classifier_max_input_len`) and the chatbot's at 3,500.
+ */
+export function classifierWindow(
+  config: GraphConfig,
+  count: TokenCounter = (text) => countTokens(DEFAULT_TOKENIZER_MODEL, text),
+): HistoryWindow {
+  const limits = [config.historyTokens, config.classifierHistoryTokens].filter((tokens) => tokens > 0);
+  return { tokens: limits.length > 0 ? Math.min(...limits) : 0, count };
+}
+
+/**
  * The chatbot prompt for `node`, whose instruction (with `$var`s embedded) is `instruction`, answering the
  * pending user reply in `state`.
  */
@@ -212,13 +225,13 @@ export function chatPrompt(
  * The conversation as the classifier sees it (Appendix B): the turns in scope and the pending user reply,
  * oldest first, as one block of text. `context` keeps only the last `context` exchanges (an exchange is
  * an output and the input after it), as the node's `transitionContext` asks; undefined keeps all that
- * fit in the window.
+ * fit in the classifier's window (classifierWindow).
  */
 export function classifierHistory(
   graph: GraphView,
   state: ConversationState,
   context?: number,
-  window = historyWindow(graph.config),
+  window = classifierWindow(graph.config),
 ): string {
   const config = graph.config;
   const parts = history(graph, state, window).flatMap((p) => [p.input, p.output]);

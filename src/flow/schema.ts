@@ -12,8 +12,12 @@ export const FLOW_FORMAT = 'meta-agent/flow@1';
 /** How many times a node asks the model when its after-query step rejects the answers, unless the flow says. */
 export const DEFAULT_ATTEMPTS = 3;
 
-/** How many nodes run at once unless `--concurrency` or the flow says otherwise. */
-export const DEFAULT_CONCURRENCY = 4;
+/**
+ * How many nodes run at once unless `--concurrency` or the flow says otherwise: enough that every ready
+ * node of a step is asked at once in any flow of sensible width, so a pass takes as many round trips as
+ * the flow is deep; the cap keeps a very wide step from opening hundreds of connections to one server.
+ */
+export const DEFAULT_CONCURRENCY = 32;
 
 /** A node name: letters, digits, `_` and `-`, starting with a letter or `_` (it appears in `$out.NAME$`). */
 export const FLOW_NODE_NAME = /^[A-Za-z_][\w-]{0,63}$/;
@@ -72,7 +76,13 @@ const inputSchema = z.strictObject({
 
 export const flowConfigSchema = z.strictObject({
   system: z.string().optional().describe('The system message of every node’s prompt.'),
-  concurrency: z.number().int().min(1).max(64).optional().describe('How many nodes run at once (default 4).'),
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('How many nodes run at once (default 32: every ready node of a step, up to 32).'),
   attempts: z
     .number()
     .int()

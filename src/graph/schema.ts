@@ -141,6 +141,14 @@ export const graphConfigSchema = z.object({
     .describe(
       'The most tokens of past turns a prompt carries: older turns are left out, so a long conversation never overflows the model’s context (0: no limit).',
     ),
+  classifierHistoryTokens: z
+    .number()
+    .int()
+    .min(0)
+    .default(2048)
+    .describe(
+      'The most tokens of past turns the classifier reads for a one-token answer (AutoGRAMS: classifier_max_input_len 2048), within historyTokens (0: historyTokens alone).',
+    ),
   interjectionQuestion: z.string().default('Which of the following is True?'),
   interjectionDefault: z.string().default('None of the above.'),
   interjectionDownWeight: z

@@ -39,6 +39,7 @@ export class HostFunctions {
   #version = 0;
   #dispatcher: ivm.Callback | undefined;
   #asyncDispatcher: ivm.Reference | undefined;
+  #awaited: { version: number; names: readonly string[] } | undefined;
 
   // The dispatchers are made for the first evaluation: namespaces are lent before any, and a run
   // without code never loads isolated-vm.
@@ -85,9 +86,14 @@ export class HostFunctions {
     return this.#version;
   }
 
-  /** The namespaces whose functions the code waits for. */
-  awaitedNames(): string[] {
-    return [...this.#namespaces].flatMap(([name, { awaited }]) => (awaited ? [name] : []));
+  /** The namespaces whose functions the code waits for (asked at every evaluation: kept until the layout changes). */
+  awaitedNames(): readonly string[] {
+    if (this.#awaited?.version !== this.#version)
+      this.#awaited = {
+        version: this.#version,
+        names: [...this.#namespaces].flatMap(([name, { awaited }]) => (awaited ? [name] : [])),
+      };
+    return this.#awaited.names;
   }
 
   /** Whether `name` is a lent namespace (it hides a scope variable of the same name). */

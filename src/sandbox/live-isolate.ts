@@ -14,8 +14,11 @@ import { Watchdog } from './watchdog.js';
 /** `console` keeps at most 1000 lines of at most 10 000 characters. */
 const GUEST_OPTIONS: GuestOptions = { maxLogLines: 1000, maxLogChars: 10_000 };
 
-/** How much CPU time past its limit a call may use before the watchdog discards the isolate. */
-const WATCHDOG_GRACE_MS = 250;
+/**
+ * How much CPU time past its limit an asynchronous call may use before the watchdog discards the
+ * isolate (isolated-vm's own time limit stops it first; see Sandbox).
+ */
+export const WATCHDOG_GRACE_MS = 250;
 
 /** Time the context's setup (no user code) may take, in milliseconds, whatever the evaluations' limit. */
 const SETUP_TIMEOUT_MS = 10_000;
@@ -35,7 +38,7 @@ export class LiveIsolate {
 
   constructor(limits: Readonly<SandboxLimits>) {
     this.handle = new (isolatedVm().Isolate)({ memoryLimit: limits.memoryMb });
-    this.watchdog = new Watchdog(this.handle, limits.timeoutMs + WATCHDOG_GRACE_MS);
+    this.watchdog = new Watchdog(this.handle);
   }
 
   /** The guest's `run`, in the context set up with `host`'s namespaces as they are now. */

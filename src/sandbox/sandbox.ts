@@ -17,17 +17,20 @@
  * The call is synchronous (an asynchronous call costs some 70 µs of thread hand-offs, ten times the
  * evaluation), so the host waits while code runs, at most for the time limit. Only code that names an
  * asynchronous namespace gets an asynchronous call, which its host functions need in order to wait.
- * isolated-vm's time limit counts only time spent running in the isolate, not time waiting on host
- * functions. A few things isolated-vm does after the call (reading an unhandled rejection's `message`,
- * for one) run user getters with no limit at all, so a watchdog on another thread follows the
- * isolate's CPU time and discards the isolate if a call uses more than the limit and a grace period;
- * the next evaluation gets a new isolate, as it does after a memory-limit kill.
+ * A synchronous call's limit is the watchdog's (isolated-vm's own time limit would cost a tenth of the
+ * call): on a thread of its own it follows the isolate's CPU time and the call's wall time, host calls
+ * included, and discards the isolate once the call has used more than the limit; the next evaluation
+ * gets a new isolate, as it does after a memory-limit kill. An asynchronous call runs under
+ * isolated-vm's time limit, which counts only time spent running in the isolate, not time waiting on
+ * host functions; the watchdog follows its CPU time with a grace period, because a few things
+ * isolated-vm does after the call (reading an unhandled rejection's `message`, for one) run user
+ * getters with no limit at all.
  */
 import type ivm from 'isolated-vm';
 import type { GuestMode, GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from './limits.js';
-import { LiveIsolate } from './live-isolate.js';
+import { LiveIsolate, WATCHDOG_GRACE_MS } from './live-isolate.js';
 import { acceptOutcome, callFailure, isCopyable, uncopyableVariables, type Finished } from './outcome.js';
 import { memoryError, SandboxError } from './sandbox-error.js';
 import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
@@ -210,19 +213,25 @@ export class Sandbox {
   ): Promise<GuestOutcome> {
     const run = isolate.guestRun(this.#host);
     const variables = this.#visible(scope, compiled.mentions);
-    const args = [variables, compiled.wrapped, mode, waits];
+    // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
+    const asJson = carriesExactly(variables);
+    const args = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
+    // isolated-vm's time limit costs a tenth of a synchronous call: there the watchdog is the limit,
+    // bounding wall time (host calls included). An asynchronous call, whose waits for the host are not
+    // charged, keeps isolated-vm's limit, and the watchdog follows it with a grace period.
     const options = {
-      timeout: this.limits.timeoutMs,
-      arguments: { copy: true },
+      ...(waits && { timeout: this.limits.timeoutMs }),
+      ...(!asJson && { arguments: { copy: true } as const }),
       result: { copy: true },
     } as const;
-    // Waiting for asynchronous host functions is not charged; everything else is, host calls included.
-    const evaluation = isolate.watchdog.start(!waits);
+    const budgetMs = waits ? this.limits.timeoutMs + WATCHDOG_GRACE_MS : this.limits.timeoutMs;
+    const evaluation = isolate.watchdog.start(budgetMs, !waits);
     try {
       const answer: unknown = waits
         ? await run.apply(undefined, args, options)
         : run.applySync(undefined, args, options);
-      // An expression's primitive value comes back bare; every outcome is an object.
+      // An outcome comes as JSON text or an object; an expression's other primitive values come bare.
+      if (typeof answer === 'string') return JSON.parse(answer) as GuestOutcome;
       return typeof answer === 'object' && answer !== null
         ? (answer as GuestOutcome)
         : { ok: true, value: answer, scope: {}, logs: [] };
@@ -304,6 +313,41 @@ function define(object: Record<string, unknown>, name: string, value: unknown): 
   if (name === '__proto__')
     Object.defineProperty(object, name, { value, writable: true, enumerable: true, configurable: true });
   else object[name] = value;
+}
+
+/** Nesting past which a value goes to isolated-vm's copy, which also refuses cycles. */
+const JSON_DEPTH = 64;
+
+/**
+ * Whether JSON carries `value` exactly: strings, booleans, null, finite numbers but -0, and arrays
+ * without holes and plain objects of those. Anything else (undefined, NaN, a Date, a Map, a cycle) goes
+ * as isolated-vm copies it.
+ */
+function carriesExactly(value: unknown, depth = 0): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= JSON_DEPTH) return false;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++)
+          if (!(i in value) || !carriesExactly(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = value as Record<string, unknown>;
+      for (const name in record)
+        if (Object.hasOwn(record, name) && !carriesExactly(record[name], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 function mentions(mentioned: Mentions, name: string): boolean {

@@ -1,10 +1,12 @@
 /**
- * Discards an isolate when one evaluation uses more time than its budget where isolated-vm's own time
- * limit does not reach: after a call, isolated-vm reads an unhandled rejection's `message` (which may be
- * a getter the code wrote) with no limit at all; and isolated-vm counts only the isolate's own time, not
- * the host functions it calls, so code looping on a costly host function (`self.getNode` over a large
- * graph) would run on for as long as it likes. An evaluation that never waits for the host is therefore
- * bounded in wall time too, host calls included.
+ * Discards an isolate when one evaluation uses more time than its budget: it is the time limit of
+ * synchronous evaluations (cheaper than isolated-vm's, which starts a timer for every call), and it
+ * stands behind isolated-vm's limit on asynchronous ones where that does not reach: after a call,
+ * isolated-vm reads an unhandled rejection's `message` (which may be a getter the code wrote) with no
+ * limit at all; and isolated-vm counts only the isolate's own time, not the host functions it calls, so
+ * code looping on a costly host function (`self.getNode` over a large graph) would run on for as long
+ * as it likes. An evaluation that never waits for the host is therefore bounded in wall time too, host
+ * calls included. A runaway evaluation is stopped within two looks (100 ms) past its budget.
  *
  * Evaluations run synchronously on the host's thread (an asynchronous call costs ten times the
  * evaluation), so no timer of the host could fire while one runs. The watchdog is a second, tiny
@@ -36,13 +38,14 @@ const ALIVE = 2; // 1 while the watchdog's task runs (or is about to)
 const STOP = 3; // 1 once the host disposes the watchdog
 const FIRED = 4; // the number of the evaluation the watchdog stopped
 const WALL = 5; // 1 while the evaluation under way is bounded in wall time as well
-const SLOTS = 6;
+const BUDGET = 6; // the milliseconds the evaluation under way may use
+const SLOTS = 7;
 
-/** The watchdog's task: $0 the watched isolate, $1 the shared array, $2 the budget, $3 and $4 as above. */
+/** The watchdog's task: $0 the watched isolate, $1 the shared array, $2 and $3 as above. */
 const WATCH = String.raw`
-const target = $0, state = new Int32Array($1), budget = BigInt($2) * 1000000n, lookEveryMs = $3, idleLooks = $4;
+const target = $0, state = new Int32Array($1), lookEveryMs = $2, idleLooks = $3;
 const GENERATION = ${GENERATION}, RUNNING = ${RUNNING}, ALIVE = ${ALIVE}, STOP = ${STOP}, FIRED = ${FIRED};
-const WALL = ${WALL}, budgetMs = $2;
+const WALL = ${WALL}, BUDGET = ${BUDGET};
 const look = () => {
   let watched = -1, since = 0n, startedAt = 0, idle = 0;
   for (;;) {
@@ -50,11 +53,13 @@ const look = () => {
     if (Atomics.load(state, RUNNING) === 1) {
       idle = 0;
       const generation = Atomics.load(state, GENERATION), used = target.cpuTime;
+      const budgetMs = Atomics.load(state, BUDGET);
       if (generation !== watched) {
         watched = generation;
         since = used;
         startedAt = Date.now();
-      } else if (used - since > budget || (Atomics.load(state, WALL) === 1 && Date.now() - startedAt > budgetMs)) {
+      } else if (used - since > BigInt(budgetMs) * 1000000n ||
+        (Atomics.load(state, WALL) === 1 && Date.now() - startedAt > budgetMs)) {
         Atomics.store(state, FIRED, generation);
         target.dispose();
         return;
@@ -78,23 +83,25 @@ export class Watchdog {
   readonly #own: ivm.Isolate;
   readonly #watch: ivm.Reference;
 
-  /** Watches `target`: an evaluation may use `budgetMs` of CPU time. */
-  constructor(target: ivm.Isolate, budgetMs: number) {
+  /** Watches `target`; each evaluation says what it may use when it starts. */
+  constructor(target: ivm.Isolate) {
     const { ExternalCopy, Isolate } = isolatedVm();
     this.#own = new Isolate({ memoryLimit: WATCHDOG_MEMORY_MB });
     const context = this.#own.createContextSync();
     const shared = new ExternalCopy(this.#state.buffer).copyInto({ release: true });
-    this.#watch = context.evalClosureSync(WATCH, [target, shared, budgetMs, LOOK_EVERY_MS, IDLE_LOOKS], {
+    this.#watch = context.evalClosureSync(WATCH, [target, shared, LOOK_EVERY_MS, IDLE_LOOKS], {
       result: { reference: true },
     });
   }
 
   /**
-   * Marks the start of an evaluation and returns its number (for `fired`). `wallTime`: the budget bounds
-   * its wall time as well as its CPU time (for evaluations that never wait on the host).
+   * Marks the start of an evaluation that may use `budgetMs` of CPU time, and returns its number (for
+   * `fired`). `wallTime`: the budget bounds its wall time as well (for evaluations that never wait on
+   * the host).
    */
-  start(wallTime: boolean): number {
+  start(budgetMs: number, wallTime: boolean): number {
     const generation = (Atomics.add(this.#state, GENERATION, 1) + 1) | 0;
+    Atomics.store(this.#state, BUDGET, budgetMs);
     Atomics.store(this.#state, WALL, wallTime ? 1 : 0);
     Atomics.store(this.#state, RUNNING, 1);
     if (Atomics.compareExchange(this.#state, ALIVE, 0, 1) === 0) this.#watch.applyIgnored(undefined, []);

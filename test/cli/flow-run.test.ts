@@ -102,6 +102,29 @@ describe('meta-agent flow run', () => {
     expect(server.maxInFlight).toBe(2);
   });
 
+  it('asks a flow in as many round trips as it is deep, by default', async () => {
+    // 12 nodes in layers of 6, 4 and 2, each depending on a node of the layer before: depth 3.
+    const layers = [6, 4, 2];
+    const nodes = layers.flatMap((size, layer) =>
+      Array.from({ length: size }, (_, j) => ({
+        name: `L${layer + 1}_${j + 1}`,
+        prompt: `Part ${j + 1} of stage ${layer + 1} of $db.topic$.`,
+        dependencies: layer === 0 ? [] : [`L${layer}_${(j % layers[layer - 1]!) + 1}`],
+      })),
+    );
+    server = await startOpenAIServer({
+      latencyMs: 300,
+      reply: (body) => ({ text: `re: ${question(body)}` }),
+    });
+    const dir = await folder({ 'wide.flow.json': { name: 'wide', inputs: { topic: {} }, nodes } });
+    const result = await flowRun(dir, ['wide.flow.json', '-i', 'topic=tides']);
+    expect(result.code).toBe(0);
+    const chats = server.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(chats).toHaveLength(12);
+    expect(Math.max(...chats.map((r) => r.round))).toBe(3);
+    expect(server.maxInFlight).toBe(6);
+  });
+
   it('asks one node at a time with --concurrency 1', async () => {
     server = await startOpenAIServer({ latencyMs: 50, reply: (body) => ({ text: `re: ${question(body)}` }) });
     const dir = await folder({ 'chain.flow.json': chain });

@@ -132,3 +132,42 @@ describe('a server that ignores logit_bias', () => {
     }
   });
 });
+
+describe('the history the classifier is sent', () => {
+  it('is a window of its own, smaller than the chatbot’s, for a one-token answer', async () => {
+    // Each exchange is some 600 tokens (2,000 characters from the agent, 1,000 from the user), so 16 of
+    // them overflow the chatbot's default window of 8,000 tokens.
+    const long = (word: string, characters: number) => `${word} `.repeat(characters / (word.length + 1));
+    const talk = graphOf([
+      {
+        name: 'talk',
+        action: 'chat',
+        instruction: 'Keep talking.',
+        transitions: ['talk', 'talk'],
+        transitionQuestion: 'Does the user go on?',
+        transitionChoices: ['Yes', 'No'],
+      },
+    ]);
+    const server = await startOpenAIServer({
+      reply: (body) => (body.max_tokens === 1 ? 'A' : long('agent', 2000)),
+    });
+    const model = new OpenAIModel({ baseUrl: server.url, model: 'gpt-4o-mini', maxRetries: 0 });
+    const agent = await Interpreter.create({ graph: talk, models: everyRole(model) });
+    try {
+      let state = (await agent.reply(undefined)).state;
+      for (let i = 0; i < 16; i++) state = (await agent.reply(`${i} ${long('user', 1000)}`, state)).state;
+      const requests = server.chatRequests();
+      const size = (body: ChatRequestBody) =>
+        body.messages.reduce((sum, m) => sum + String(m.content).length, 0);
+      const classifier = requests.filter((body) => body.max_tokens === 1).at(-1)!;
+      const chatbot = requests.filter((body) => body.max_tokens !== 1).at(-1)!;
+      // The chatbot keeps its window (some 8,000 tokens); the classifier reads the newest 2,048 at most.
+      expect(size(chatbot)).toBeGreaterThan(30_000);
+      expect(size(classifier)).toBeLessThan(11_000);
+      expect(String(classifier.messages[0]!.content)).toContain('User: 15 user user');
+    } finally {
+      agent.dispose();
+      await server.close();
+    }
+  });
+});

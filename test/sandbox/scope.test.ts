@@ -96,6 +96,26 @@ describe('runCode: variables in and out', () => {
     expect(Object.is((result.scope.out as unknown[])[3], -0)).toBe(true);
   });
 
+  it('passes in exactly what JSON would not carry: undefined, NaN, -0, Infinity, holes, a Date', async () => {
+    // eslint-disable-next-line no-sparse-arrays -- a hole, which JSON would make null
+    const holes = [1, , 3];
+    const scope = { u: [undefined], n: NaN, z: { deep: -0 }, inf: -Infinity, holes, when: new Date(0) };
+    const seen = await sandbox.evaluate(
+      '[u.length, u[0] === undefined, Number.isNaN(n), Object.is(z.deep, -0), inf, 1 in holes, when.getTime()]',
+      scope,
+      where,
+    );
+    expect(seen).toEqual([1, true, true, true, -Infinity, false, 0]);
+  });
+
+  it('passes in and hands back text with any characters, and a variable named __proto__', async () => {
+    const scope = { text: 'a"\\\n\u2028\ud800é', __proto__: null } as Record<string, unknown>;
+    Object.defineProperty(scope, '__proto__', { value: { own: 1 }, enumerable: true });
+    const result = await sandbox.runCode('copy = text + "!"; own = __proto__.own; copy', scope, where);
+    expect(result.value).toBe('a"\\\n\u2028\ud800é!');
+    expect(result.changed).toMatchObject({ copy: 'a"\\\n\u2028\ud800é!', own: 1 });
+  });
+
   it('hands back plain host objects', async () => {
     const result = await sandbox.runCode('o = { a: { b: 1 } }', {}, where);
     expect(Object.getPrototypeOf(result.scope.o)).toBe(Object.prototype);

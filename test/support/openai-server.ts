@@ -155,6 +155,13 @@ export interface ReceivedRequest {
   body: unknown;
   /** Requests being handled when this one arrived, itself included. */
   inFlight: number;
+  /**
+   * For a chat completion, its round: one more than the highest round among the chat completions
+   * answered before it arrived. Calls a client makes at once share a round; a call made after another's
+   * answer is in the next, so the highest round is the number of round trips a client waited for in a
+   * row, whatever the latency.
+   */
+  round: number;
 }
 
 export interface OpenAIServerOptions {
@@ -231,14 +238,20 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
   let inFlight = 0;
   let maxInFlight = 0;
   let completionCount = 0;
+  let answeredRound = 0;
 
   const server = createServer((req, res) => {
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    res.on('close', () => (inFlight -= 1));
+    const round = answeredRound + 1;
+    res.on('close', () => {
+      inFlight -= 1;
+      if (req.method === 'POST' && req.url?.split('?')[0] === '/v1/chat/completions')
+        answeredRound = Math.max(answeredRound, round);
+    });
     // A client that went away (timeout, abort) makes later writes fail; that is not a test failure.
     res.on('error', () => undefined);
-    void handle(req, res).catch((error: unknown) => {
+    void handle(req, res, round).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, String(error), 'server_error');
       else res.destroy();
     });
@@ -248,7 +261,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     socket.on('close', () => sockets.delete(socket));
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, round: number): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const text = await readBody(req);
     const received: ReceivedRequest = {
@@ -257,6 +270,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       headers: req.headers,
       body: parseJson(text),
       inFlight,
+      round,
     };
     requests.push(received);
 

@@ -231,7 +231,8 @@ async function readStart(path: string): Promise<Start> {
     const state = replay(text, path);
     return {
       aipl: state.aipl ?? newAiplState(),
-      vars: variablesInScope(state),
+      // A copy: `--set vars.NAME=…` writes to it, and the table in scope may be the state's own.
+      vars: Object.assign(Object.create(null) as Record<string, unknown>, variablesInScope(state)),
       // The graph is not known here, so its history window is the default one.
       conversation: conversationMessages(state, historyWindow(graphConfigSchema.parse({}))),
     };

@@ -60,7 +60,7 @@ export function register(program: Command): void {
     .option('-i, --input <name=value>', 'a value for one of the flow’s inputs (repeatable)', inputPair, {})
     .option(
       '-c, --concurrency <n>',
-      'how many nodes are asked at once (default: the flow’s, else 4; 1 = one by one)',
+      'how many nodes are asked at once (default: the flow’s, else every ready node up to 32; 1 = one by one)',
       positiveInteger,
     )
     .option(
