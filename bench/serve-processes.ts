@@ -177,6 +177,7 @@ export async function startWorker(
 }
 
 export interface ChatProcess {
+  pid: number;
   /** Sends `text` as one line and resolves with the milliseconds until the reply's line came back. */
   reply(text: string): Promise<number>;
   /** Ends the input, as a user's pipe ends, and waits for the process to finish. */
@@ -225,6 +226,7 @@ export async function startChat(
     );
   await nextLine();
   return {
+    pid: child.pid!,
     reply: async (text) => {
       const started = performance.now();
       child.stdin.write(`${text}\n`);
