@@ -51,6 +51,7 @@ async function run(workspace: string, steps: ReplayStep[], goal: string) {
 }
 
 describe('meta-agent run with its memory in PostgreSQL', () => {
+  // Two goal runs against PGlite's WebAssembly server: slow on a busy machine, so a longer limit.
   it('recalls in another workspace what a run in one learned, through the database', async () => {
     const first = await mkdtemp(join(tmpdir(), 'run-memory-pg-'));
     await writeFile(join(first, 'office.txt'), `The office Wi-Fi password is ${PASSWORD}.`);
@@ -80,5 +81,5 @@ describe('meta-agent run with its memory in PostgreSQL', () => {
     expect(recalled.code, recalled.stderr).toBe(0);
     expect(recalled.prompts[0]).toContain(PASSWORD);
     expect(await readFile(join(second, 'wifi.txt'), 'utf8')).toBe(PASSWORD);
-  });
+  }, 90_000);
 });

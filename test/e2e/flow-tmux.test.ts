@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
-import { checkCanRun, cliEnv, root } from './chat-cli.js';
+import { checkCanRun, cliEnv, root, tmuxInstalled, tmuxSkipNote } from './chat-cli.js';
 import { TmuxSession } from './tmux.js';
 
 // The real built CLI (`npx tsc -p .` first) in a real terminal: tmux runs `meta-agent flow run`, once on
@@ -16,13 +16,13 @@ function flowCommand(args: readonly string[]): string[] {
   return [process.execPath, '--no-node-snapshot', join(root, 'bin/meta-agent.js'), 'flow', 'run', ...args];
 }
 
-describe('meta-agent flow run in a terminal (tmux)', () => {
+describe.skipIf(!tmuxInstalled)(`meta-agent flow run in a terminal (tmux)${tmuxSkipNote}`, () => {
   let dir: string;
   let tmux: TmuxSession | undefined;
   let server: OpenAIServer | undefined;
 
   beforeAll(async () => {
-    await checkCanRun();
+    checkCanRun();
   });
 
   afterEach(async () => {

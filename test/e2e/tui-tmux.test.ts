@@ -6,7 +6,7 @@ import { loadStateFile } from '../../src/store/conversation-journal.js';
 import { VersionedGraph } from '../../src/graph/versioned.js';
 import { splitColumns } from '../../src/tui/layout-size.js';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
-import { chatCommand, checkCanRun, cliEnv, root } from './chat-cli.js';
+import { chatCommand, checkCanRun, cliEnv, root, tmuxInstalled, tmuxSkipNote } from './chat-cli.js';
 import { TmuxSession } from './tmux.js';
 
 // The real built CLI (`npm run build` first) in a real terminal: tmux runs `meta-agent chat` on the
@@ -72,13 +72,13 @@ function addedRow(panel: string[], name: string): string | undefined {
   return panel.find((line) => line.includes(` ${name} chat  → dynamic_node`));
 }
 
-describe('meta-agent chat in a terminal (tmux)', () => {
+describe.skipIf(!tmuxInstalled)(`meta-agent chat in a terminal (tmux)${tmuxSkipNote}`, () => {
   let server: OpenAIServer;
   let dir: string;
   let tmux: TmuxSession | undefined;
 
   beforeAll(async () => {
-    await checkCanRun();
+    checkCanRun();
     server = await startOpenAIServer({ reply: answer });
     dir = await mkdtemp(join(tmpdir(), 'meta-agent-tui-'));
   });
