@@ -12,8 +12,10 @@ export default defineConfig({
     maxWorkers: Math.max(3, availableParallelism() - 1),
     // One real PostgreSQL for the run; each test file makes its own database on it.
     globalSetup: ['./test/support/postgres-server.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Three files at once on two cores: a test that starts a dozen CLI processes in a row (the kill -9
+    // ones) may take half a minute when its neighbours are busy.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

