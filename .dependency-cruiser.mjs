@@ -11,6 +11,7 @@ const LEAVES = [
   'src/interrupt.ts',
   'src/canonical-json.ts',
   'src/write-file.ts',
+  'src/lazy-crypto.ts',
   'src/map-bounded.ts',
   'src/process-alive.ts',
 ];

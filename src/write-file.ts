@@ -21,6 +21,7 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isProcessAlive } from './process-alive.js';
+import { nodeCrypto } from './lazy-crypto.js';
 
 /** How `writeTextFile` writes. */
 export interface WriteOptions {
@@ -63,8 +64,7 @@ export async function replaceFile(path: string, text: string, options: WriteOpti
 
 /** The temporary file a write of `target` uses: hidden, beside it, naming the writer's PID. */
 export function tempPathFor(target: string): string {
-  // node:crypto on first use: some 25 modules that a command's start need not compile.
-  const suffix = process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex');
+  const suffix = nodeCrypto().randomBytes(4).toString('hex');
   return join(dirname(target), `.${basename(target)}.${process.pid}.${suffix}.tmp`);
 }
 

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidFileError } from '../errors.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import type { GoalEndReason } from '../events.js';
 import { pathBeyondDepth } from '../graph/json-depth.js';
 
@@ -175,8 +176,7 @@ export interface NewRun {
 export function newRunState(run: NewRun): RunState {
   return {
     format: RUN_FORMAT,
-    // node:crypto on first use: some 25 modules that a command's start need not compile.
-    id: process.getBuiltinModule('node:crypto').randomBytes(6).toString('hex'),
+    id: nodeCrypto().randomBytes(6).toString('hex'),
     agent: { name: run.name, role: run.role, goals: run.goals },
     workspace: run.workspace,
     budget: run.budget,

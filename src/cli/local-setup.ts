@@ -2,7 +2,8 @@
  * Readies the embedded model before a command's work starts, so nothing is downloaded in the middle
  * of a conversation or under the terminal UI: on first use, once the hub has answered, it says what
  * will happen (how much, to where, and how to use a server instead), downloads the GGUF with its
- * progress, and installs the runtime; offline it ends in the one line that says the hub is out of reach. Later runs find both in the cache and say in one line which model answers.
+ * progress, and installs the runtime; offline it ends in the one line that says the hub is out of reach.
+ * Later runs find both in the cache and say in one line which model answers.
  */
 import { UserError } from '../errors.js';
 import type { ResolvedEndpoint, ResolvedEndpoints, ResolvedModels } from '../llm/config.js';

@@ -13,6 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { nodeCrypto } from '../lazy-crypto.js';
 import { countMessageTokens, countTokens } from './tokens.js';
 import type {
   ChatMessage,
@@ -186,8 +187,7 @@ export async function createScriptedModels(path: string): Promise<ModelSet> {
 export function hashEmbedding(text: string): number[] {
   const vector = new Array<number>(SCRIPTED_EMBEDDING_DIMENSIONS).fill(0);
   for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    // node:crypto on first use: some 25 modules that a command's start need not compile.
-    const digest = process.getBuiltinModule('node:crypto').createHash('sha256').update(word).digest();
+    const digest = nodeCrypto().createHash('sha256').update(word).digest();
     const index = digest.readUInt16BE(0) % SCRIPTED_EMBEDDING_DIMENSIONS;
     vector[index] = (vector[index] ?? 0) + ((digest[2] ?? 0) & 1 ? 1 : -1);
   }

@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { Interrupted } from '../../interrupt.js';
+import { nodeCrypto } from '../../lazy-crypto.js';
 import { ResponseLimitError } from '../guarded-fetch.js';
 import { millisecondsFromEnv } from '../timeouts.js';
 import { replaceFile } from '../../write-file.js';
@@ -235,8 +236,7 @@ async function download(
   onProgress: PullOptions['onProgress'],
 ): Promise<string> {
   const { part, record } = partPaths(path);
-  // node:crypto on first use: some 25 modules that a command's start need not compile.
-  const hash = process.getBuiltinModule('node:crypto').createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   if (kept < metadata.size) {
     const response = await getBytes(pull, metadata, kept);
     // A server that ignores the Range sends the whole file: it replaces the part.
