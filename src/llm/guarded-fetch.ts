@@ -1,9 +1,10 @@
 /**
  * `fetch` with the limits a model server cannot be trusted to keep: a response body that stops
- * arriving, or sends only keep-alives, fails after an idle timeout, one larger than a cap fails once the cap is passed (without
- * holding more than the cap), and a redirect is followed only within the origin the request went to,
- * so a prompt and its API key never reach a server the user did not name. The openai SDK takes it as
- * its `fetch` (openai.ts, discovery.ts); what it refuses becomes a ModelError in errors.ts.
+ * arriving, or sends only keep-alives, fails after an idle timeout, one larger than a cap fails once
+ * the cap is passed (without holding more than the cap), and a redirect is followed only within the
+ * origin the request went to, so a prompt and its API key never reach a server the user did not name.
+ * The openai SDK takes it as its `fetch` (openai.ts, discovery.ts); what it refuses becomes a
+ * ModelError in errors.ts.
  *
  * The wait for the response headers is the caller's to bound (the SDK's `timeout`, a probe's signal);
  * so is the total time of a call, which spans the SDK's retries (openai.ts).
