@@ -14,6 +14,7 @@ const LEAVES = [
   'src/lazy-crypto.ts',
   'src/map-bounded.ts',
   'src/process-alive.ts',
+  'src/package-root.ts',
 ];
 
 /**

@@ -11,13 +11,13 @@ if (major < 24) {
 // React (behind the terminal UI) runs its slower development build unless told otherwise.
 process.env.NODE_ENV ??= 'production';
 // The .env of the current folder, before anything reads a setting (src/cli/env-file.ts).
-const { applyEnvFile } = await import('../dist/src/cli/env-file.js');
+const { applyEnvFile } = await import('../dist/cli/env-file.js');
 for (const warning of applyEnvFile()) process.stderr.write(`warning: ${warning}\n`);
 // No --no-node-snapshot here, though isolated-vm needs it: it slows the start of every command by some
 // 35 ms, so a command restarts itself with it only when it is about to run code (src/cli/sandbox-process.ts).
-const { restartEarly } = await import('../dist/src/cli/sandbox-process.js');
+const { restartEarly } = await import('../dist/cli/sandbox-process.js');
 await restartEarly(process.argv);
-const { main } = await import('../dist/src/cli/main.js');
+const { main } = await import('../dist/cli/main.js');
 process.exitCode = await main(process.argv);
 // An interrupted run ends now: model calls still in flight must not hold the process open.
 if (process.exitCode === 130) process.exit();

@@ -6,7 +6,7 @@
  * the helpers fill in) for the user to inspect.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { AgentOpener } from '../src/engine/agent-opener.js';
 import type { Interpreter } from '../src/engine/interpreter.js';
@@ -15,6 +15,7 @@ import { EventBus } from '../src/events.js';
 import { Interrupted, untilAborted } from '../src/interrupt.js';
 import { lintGraph } from '../src/aipl/lint.js';
 import { hasErrors } from '../src/graph/lint.js';
+import { packageRoot } from '../src/package-root.js';
 import { loadGraphFile } from '../src/graph/load.js';
 import type { GraphFile } from '../src/graph/schema.js';
 import { StaticGraph } from '../src/graph/view.js';
@@ -252,16 +253,10 @@ async function checkDesign(
   };
 }
 
-/**
- * The designer graph, read at every run so edits to it take effect. It is found beside this module
- * when run from source, and two levels up (the package's `meta/`) when run compiled from `dist/meta/`.
- */
+/** The designer graph, the package's `meta/designer.autogram.json`, read at every run so edits to it take effect. */
 export async function loadDesigner(): Promise<StaticGraph> {
-  const candidates = ['./designer.autogram.json', '../../meta/designer.autogram.json'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
-  const path = candidates.find((p) => existsSync(p));
-  if (!path) throw new UserError(`the designer graph is missing (looked for ${candidates.join(', ')})`);
+  const path = join(packageRoot(), 'meta', 'designer.autogram.json');
+  if (!existsSync(path)) throw new UserError(`the designer graph is missing (looked for ${path})`);
   const { file } = await loadGraphFile(path);
   const findings = lintGraph(file);
   if (hasErrors(findings)) {

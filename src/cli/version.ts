@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../package-root.js';
 
-/** The package version, from the package.json above src/ (tests) or above dist/src/ (the built CLI). */
+/** The package version, from its package.json. */
 export function version(): string {
-  const root = import.meta.url.includes('/dist/src/') ? '../../../' : '../../';
-  const manifest = readFileSync(new URL(`${root}package.json`, import.meta.url), 'utf8');
+  const manifest = readFileSync(join(packageRoot(), 'package.json'), 'utf8');
   return (JSON.parse(manifest) as { version: string }).version;
 }

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { packageRoot } from '../graph/json-schema.js';
+import { packageRoot } from '../package-root.js';
 import { flowFileSchema } from './schema.js';
 
 /** The JSON Schema (draft 2020-12) of a flow file as a user writes it: fields with defaults are optional. */

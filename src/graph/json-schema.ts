@@ -2,10 +2,9 @@
  * The JSON Schema of native graph files, generated from the zod schema so the two cannot disagree.
  * The published copy lives at `schema/autogram.schema.json` in the package; files we write point to it.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { packageRoot } from '../package-root.js';
 import { graphFileSchema } from './schema.js';
 
 /** The JSON Schema (draft 2020-12) of a graph file as a user writes it: fields with defaults are optional. */
@@ -30,20 +29,4 @@ export function graphSchemaPath(): string {
 /** The `$schema` reference for a graph file saved at `filePath`: the package's schema, relative to it. */
 export function schemaRefFor(filePath: string): string {
   return relative(dirname(filePath), graphSchemaPath()).split(sep).join('/');
-}
-
-/** The folder of this package (found from this module, in src/ or dist/). */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (
-      existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'meta-agent-autograms'
-    )
-      return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('meta-agent: package.json not found above the graph module');
-    dir = parent;
-  }
 }

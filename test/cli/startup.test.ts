@@ -11,8 +11,10 @@ import { registerHooks } from 'node:module';
 const seen = new Set();
 registerHooks({
   load(url, context, next) {
-    const match = /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(url);
-    if (match) seen.add(match[1]);
+    // A package from node_modules, or one bundled into the CLI: dist/cli/npm-NAME-HASH.js (scripts/bundle-cli.js).
+    const match =
+      /\\/node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(url) ?? /\\/dist\\/cli\\/npm-(.+)-[\\w-]+\\.js$/.exec(url);
+    if (match) seen.add(match[1].replace(/^(@[^_]+)_/, '$1/'));
     return next(url, context);
   },
 });

