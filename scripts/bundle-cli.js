@@ -29,8 +29,19 @@ const UNBUNDLED = [
   'playwright-core',
 ];
 
-/** `npm-NAME` for a module of the npm package NAME (a scope's slash made `_`), null for our own. */
+/**
+ * Modules of bundled packages that the package itself imports only when used, and that must not join
+ * its chunk: ink's devtools imports react-devtools-core, which is not installed, and ink loads it
+ * only when DEV is set.
+ */
+const LOADED_ON_DEMAND = [/[\\/]node_modules[\\/]ink[\\/]build[\\/]devtools\.js$/];
+
+/**
+ * `npm-NAME` for a module of the npm package NAME (a scope's slash made `_`); null for our own modules
+ * and those loaded on demand, which stay chunks of their own.
+ */
 function npmChunkName(id) {
+  if (LOADED_ON_DEMAND.some((pattern) => pattern.test(id))) return null;
   const name = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(id)?.[1];
   return name === undefined ? null : `npm-${name.replace(/[\\/]/, '_')}`;
 }
@@ -45,7 +56,7 @@ await build({
   },
   platform: 'node',
   external: (id) => UNBUNDLED.some((name) => id === name || id.startsWith(`${name}/`)),
-  // ink loads react-devtools-core only when DEV is set; it is not installed, and must stay an import by name.
+  // ink's devtools (LOADED_ON_DEMAND) names react-devtools-core, which is not installed.
   checks: { unresolvedImport: false },
   output: {
     dir: 'dist/cli',
