@@ -305,6 +305,10 @@ export class GoalLoop {
       output = `Error: ${error instanceof Error ? error.message : String(error)}`;
     }
     output = cap(output, MAX_OUTPUT_CHARS);
+    // Remembered before the result is shown, and the spend told again: the step's figures then include
+    // what the command's own model calls and the memory's embedding cost, as the run's total does.
+    await this.#remember(pending, output);
+    this.#book.emitSpend();
     this.#options.events.emit({
       type: 'goal.result',
       step: pending.step,
@@ -314,7 +318,6 @@ export class GoalLoop {
       files,
     });
     await this.#book.settle(pending, { kind: 'command', ok, output, files }, false);
-    await this.#remember(pending, output);
     if (complete !== undefined) return this.#book.end('task_complete', complete);
     this.#watchForLoops();
     await this.#book.save();
