@@ -4,6 +4,7 @@
  * step in a pipe, or JSON events; Ctrl+C once asks before the next command, twice stops the run; then
  * the summary, where to continue the run, and the exit code.
  */
+import { spendOf } from '../autonomous/budget.js';
 import type { GoalLoop, Approver } from '../autonomous/goal-loop.js';
 import type { RunState } from '../autonomous/run-state.js';
 import type { EventBus } from '../events.js';
@@ -85,7 +86,7 @@ export async function runInFront(
     // The view's last frame stays on screen; the summary comes after it, as in a pipe.
     ui?.finish();
     ui?.unmount();
-    if (!json) writeOut(`${runSummary(ended)}\n`);
+    if (!json) writeOut(`${runSummary(ended.ended, spendOf(ended, ended.used.elapsedMs))}\n`);
     if (ended.ended?.reason !== 'task_complete') writeErr(`[run] ${continueAdvice(ended, resume)}\n`);
     process.exitCode = exitCodeOf(ended, ctrlC.signal.aborted);
   } catch (error) {

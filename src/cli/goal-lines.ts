@@ -5,7 +5,6 @@
  */
 import type { EventBus, GoalSpend } from '../events.js';
 import type { RunState } from '../autonomous/run-state.js';
-import { spendOf } from '../autonomous/budget.js';
 import { terminalSafe } from '../tui/terminal-safe.js';
 
 /** Characters of a command's arguments or result shown on a step's line. */
@@ -48,10 +47,12 @@ export function printGoalLines(bus: EventBus, write: (line: string) => void): ()
   });
 }
 
-/** `ended: task_complete (wrote the file) · 4 steps · 1,234 tokens · local · 0.4 s` */
-export function runSummary(state: RunState): string {
-  const ended = state.ended;
-  const spend = spendOf(state, state.used.elapsedMs);
+/**
+ * `ended: task_complete (wrote the file) · 4 steps · 1,234 tokens · local · 0.4 s`, of a run that spent
+ * `spend` (budget.ts's `spendOf`: this module leaves it to the caller, so that printing the lines of a
+ * goal_loop node, as `call` and `chat` do, loads nothing of the run file's schema).
+ */
+export function runSummary(ended: RunState['ended'], spend: GoalSpend): string {
   return `ended: ${ended?.reason ?? 'not ended'}${ended ? ` (${excerpt(ended.detail)})` : ''} · ${spendLine(spend)}`;
 }
 
