@@ -86,10 +86,11 @@ export type HostReply = { ok: true; value: unknown } | { ok: false; message: str
 /**
  * Parameters: $0 the synchronous host dispatcher (a function), $1 the asynchronous one (a Reference,
  * which never leaves this closure), $2 GuestOptions, $3 the namespaces (NamespaceLayout[]), $4 the
- * watchdog's shared buffer. Returns `run(scope, source, mode, waits, ahead, aheadScope)`; `waits`: the code may
- * call asynchronous namespaces (the call into the isolate is asynchronous, so the isolate may wait for
- * the host); `ahead`: JSON text of an Ahead, or undefined, and `aheadScope` JSON text of the variables
- * its conditions name, as the host has them.
+ * watchdog's shared buffer. Returns `run(scope, source, mode, waits, ahead, aheadScope, readBack)`;
+ * `waits`: the code may call asynchronous namespaces (the call into the isolate is asynchronous, so the
+ * isolate may wait for the host); `ahead`: JSON text of an Ahead, or undefined, `aheadScope` JSON text
+ * of the variables its conditions name, as the host has them, and `readBack` how many of `scope`'s
+ * variables are the code's own.
  */
 export const GUEST_SETUP = String.raw`'use strict';
 const dispatch = $0, asyncDispatch = $1, options = $2, layout = $3;
@@ -395,6 +396,20 @@ const resetGlobals = (scope, thorough) => {
   return (named === true && symbols === true && readsAll && sameValues(changeableValues)) || restoreBuiltins();
 };
 
+// resetGlobals for a condition evaluated right after a code node in the same call (see conditionsAfter),
+// when that code redefined no property. Such a condition names neither the global object nor code made
+// from strings (the host passes no other), so what it can reach of the global object is the globals it
+// names and the builtins: those are undone, and the globals the code added under other names are left
+// for the next evaluation to remove, which spares enumerating the global object once more.
+const resetNamed = (scope, named) => {
+  if (getPrototypeOf(g) !== globalPrototype || !isExtensible(g)) return false;
+  for (let i = 0; i < named.length; i++) {
+    const name = named[i];
+    if (!hasOwn(scope, name) && original[name] === undefined && hasOwn(g, name) && !deleteProperty(g, name)) return false;
+  }
+  return (readsAll && sameValues(changeableValues)) || restoreBuiltins();
+};
+
 // Whether RegExp.prototype is as it was. Without a redefinition, code could only have assigned,
 // added or deleted properties there (its accessors have no setters).
 const regexpSymbolCount = getOwnPropertySymbols(regexpPrototype).length;
@@ -435,10 +450,11 @@ const assign = (name, value) => { g[name] = value; };
 
 // Starts from the state setup left, defines the variables and evaluates: an outcome. An expression's
 // outcome has its value only; a code node's also its variables.
-const evaluate = (scope, source, mode, waits) => {
+const evaluate = (scope, source, mode, waits, readBack, named) => {
   const thorough = redefined;
   redefined = false;
-  if (!resetGlobals(scope, thorough) || !intact(thorough)) return { ok: false, problem: 'tampered' };
+  const reset = named !== undefined && !thorough ? resetNamed(scope, named) : resetGlobals(scope, thorough);
+  if (!reset || !intact(thorough)) return { ok: false, problem: 'tampered' };
   ErrorCtor.stackTraceLimit = stackTraceLimit;
   matches(anything, ''); // forgets the last match, which RegExp.lastMatch and RegExp.$1… would show
   logs = [];
@@ -481,7 +497,10 @@ const evaluate = (scope, source, mode, waits) => {
       if (isScopeVariable && typeof value !== 'object' && is(value, scope[name])) return;
       variables[name] = plainOr(value, { variable: name, path: name });
     };
-    for (let i = 0; i < scopeNames.length; i++) read(scopeNames[i], true);
+    // The first \`readBack\` variables are the code's own; those after are the conditions' (see run).
+    const own = readBack ?? scopeNames.length;
+    for (let i = 0; i < own; i++) read(scopeNames[i], true);
+    for (let i = own; i < scopeNames.length; i++) seen[scopeNames[i]] = true;
     // Code that redefined no property added only enumerable ones.
     const after = redefined ? getOwnPropertyNames(g) : keys(g);
     for (let i = 0; i < after.length; i++) read(after[i], false);
@@ -510,25 +529,30 @@ const conditionsAfter = (ahead, given, changed) => {
   const results = [];
   for (let i = 0; i < ahead.sources.length; i++) {
     atomicAdd(watched, WATCH_GENERATION, 1);
-    const scope = parse(given);
-    for (let j = 0; j < ahead.names.length; j++)
-      if (hasOwn(changed, ahead.names[j])) put(scope, ahead.names[j], toPlain(changed[ahead.names[j]], '', []));
-    const outcome = evaluate(scope, ahead.sources[i], 'expression', false);
+    const scope = parse(given), names = ahead.names;
+    for (let j = 0; j < names.length; j++)
+      if (hasOwn(changed, names[j])) {
+        const copy = toPlain(changed[names[j]], '', []);
+        if (names[j] === '__proto__') put(scope, names[j], copy);
+        else scope[names[j]] = copy;
+      }
+    const outcome = evaluate(scope, ahead.sources[i], 'expression', false, undefined, names);
     if (!outcome.ok && outcome.problem === 'tampered') break;
     const holds = outcome.ok && !!outcome.value;
-    put(results, results.length, outcome.ok ? { ok: true, holds } : outcome);
+    results[results.length] = outcome.ok ? { ok: true, holds } : outcome; // Array.prototype is frozen
     if (holds || !outcome.ok) break;
   }
   return results;
 };
 
 // One call: the evaluation, and for a code node the conditions \`ahead\` (JSON text of an Ahead) over the
-// variables \`aheadScope\`, when the host passes them,
-// answered as JSON text when JSON carries it exactly (the host reads a string faster than isolated-vm
-// copies an object). An expression's value but a string or an object comes bare, which saves an answer.
+// variables \`aheadScope\`, when the host passes them; \`given\` then holds the code's variables (the
+// first \`readBack\`, which alone are read back) and the conditions'. The answer comes as JSON text
+// when JSON carries it exactly (the host reads a string faster than isolated-vm copies an object); an
+// expression's value but a string or an object comes bare, which saves an answer.
 let lastAhead = '', lastAheadParsed = null; // a loop passes the same conditions at every pass
-return function run(given, source, mode, waits, ahead, aheadScope) {
-  const outcome = evaluate(typeof given === 'string' ? parse(given) : given, source, mode, waits);
+return function run(given, source, mode, waits, ahead, aheadScope, readBack) {
+  const outcome = evaluate(typeof given === 'string' ? parse(given) : given, source, mode, waits, readBack);
   if (!outcome.ok) return outcome;
   const answerExact = exact;
   if (ahead !== undefined) {

@@ -82,6 +82,8 @@ export interface Where {
 interface AheadCall {
   /** JSON text of an Ahead. */
   texts: string;
+  /** The variables the conditions name, as the caller passed them. */
+  variables: Record<string, unknown>;
   /** JSON text of the variables the conditions name, as the caller passed them. */
   scope: string;
 }
@@ -282,7 +284,7 @@ export class Sandbox {
     if (texts === undefined) return undefined;
     const variables = this.#visible(scope, names);
     if (!carriesExactly(variables)) return undefined;
-    return { texts, scope: JSON.stringify(variables) };
+    return { texts, variables, scope: JSON.stringify(variables) };
   }
 
   /**
@@ -351,10 +353,16 @@ export class Sandbox {
   ): Promise<GuestOutcome | undefined> {
     const run = isolate.guestRun(this.#host);
     const variables = this.#visible(scope, compiled.mentions);
+    const own = ahead && Object.keys(variables).length;
+    // The conditions' variables are defined for the code too (after its own, which alone are read
+    // back), so that no evaluation of the call deletes a variable the next one defines again.
+    if (ahead)
+      for (const name in ahead.variables)
+        if (!Object.hasOwn(variables, name)) define(variables, name, ahead.variables[name]);
     // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
     const asJson = carriesExactly(variables);
-    const args = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
-    if (ahead) args.push(ahead.texts, ahead.scope);
+    const args: unknown[] = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
+    if (ahead) args.push(ahead.texts, ahead.scope, own!);
     const options = this.#options[waits ? 'waits' : 'sync'][asJson ? 'json' : 'copy'];
     const budgetMs = waits ? this.limits.timeoutMs + WATCHDOG_GRACE_MS : this.limits.timeoutMs;
     const evaluation = isolate.watchdog.start(budgetMs, !waits);
