@@ -86,11 +86,10 @@ export type HostReply = { ok: true; value: unknown } | { ok: false; message: str
 /**
  * Parameters: $0 the synchronous host dispatcher (a function), $1 the asynchronous one (a Reference,
  * which never leaves this closure), $2 GuestOptions, $3 the namespaces (NamespaceLayout[]), $4 the
- * watchdog's shared buffer. Returns `run(scope, source, mode, waits, ahead, aheadScope, readBack)`;
- * `waits`: the code may call asynchronous namespaces (the call into the isolate is asynchronous, so the
- * isolate may wait for the host); `ahead`: JSON text of an Ahead, or undefined, `aheadScope` JSON text
- * of the variables its conditions name, as the host has them, and `readBack` how many of `scope`'s
- * variables are the code's own.
+ * watchdog's shared buffer. Returns `run(scope, source, mode, waits, ahead, readBack)`; `waits`: the
+ * code may call asynchronous namespaces (the call into the isolate is asynchronous, so the isolate may
+ * wait for the host); `ahead`: JSON text of an Ahead, or undefined; `readBack`: how many of `scope`'s
+ * variables are the code's own (the others are its conditions').
  */
 export const GUEST_SETUP = String.raw`'use strict';
 const dispatch = $0, asyncDispatch = $1, options = $2, layout = $3;
@@ -521,10 +520,10 @@ const evaluate = (scope, source, mode, waits, readBack, named) => {
 
 // The conditions that follow a code node, evaluated in the same call (see run): in order, while none
 // holds, each as its own evaluation would see it, over the variables the host would pass it once the
-// code's changes are in: those of \`given\` (JSON text) with the code's changes \`changed\`, copied afresh. Each counts as a new evaluation for the watchdog,
-// so each has the time limit of its own that it would have had. One entry a condition evaluated, the
-// last the first that holds or fails; none for one that found the context tampered with, which the
-// host evaluates afresh itself.
+// code's changes are in: those of \`given\` (JSON text) with the code's changes \`changed\`, copied
+// afresh. Each counts as a new evaluation for the watchdog, so each has the time limit of its own that
+// it would have had. One entry a condition evaluated, the last the first that holds or fails; none for
+// one that found the context tampered with, which the host evaluates afresh itself.
 const conditionsAfter = (ahead, given, changed) => {
   const results = [];
   for (let i = 0; i < ahead.sources.length; i++) {
@@ -545,13 +544,13 @@ const conditionsAfter = (ahead, given, changed) => {
   return results;
 };
 
-// One call: the evaluation, and for a code node the conditions \`ahead\` (JSON text of an Ahead) over the
-// variables \`aheadScope\`, when the host passes them; \`given\` then holds the code's variables (the
-// first \`readBack\`, which alone are read back) and the conditions'. The answer comes as JSON text
+// One call: the evaluation, and for a code node the conditions \`ahead\` (JSON text of an Ahead), when the
+// host passes them; \`given\` (JSON text then) holds the code's variables (the first \`readBack\`, which
+// alone are read back) and the conditions', which each condition starts from afresh. The answer comes as JSON text
 // when JSON carries it exactly (the host reads a string faster than isolated-vm copies an object); an
 // expression's value but a string or an object comes bare, which saves an answer.
 let lastAhead = '', lastAheadParsed = null; // a loop passes the same conditions at every pass
-return function run(given, source, mode, waits, ahead, aheadScope, readBack) {
+return function run(given, source, mode, waits, ahead, readBack) {
   const outcome = evaluate(typeof given === 'string' ? parse(given) : given, source, mode, waits, readBack);
   if (!outcome.ok) return outcome;
   const answerExact = exact;
@@ -560,7 +559,7 @@ return function run(given, source, mode, waits, ahead, aheadScope, readBack) {
       lastAheadParsed = parse(ahead);
       lastAhead = ahead;
     }
-    outcome.ahead = conditionsAfter(lastAheadParsed, aheadScope, outcome.scope);
+    outcome.ahead = conditionsAfter(lastAheadParsed, given, outcome.scope);
   }
   if (mode === 'expression' && typeof outcome.value !== 'object' && typeof outcome.value !== 'string') return outcome.value;
   return answerExact ? stringify(outcome) : outcome;

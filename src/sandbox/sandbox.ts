@@ -84,8 +84,6 @@ interface AheadCall {
   texts: string;
   /** The variables the conditions name, as the caller passed them. */
   variables: Record<string, unknown>;
-  /** JSON text of the variables the conditions name, as the caller passed them. */
-  scope: string;
 }
 
 /** Conditions to evaluate in a code node's call, ready but for the variables (see #aheadTexts). */
@@ -284,7 +282,7 @@ export class Sandbox {
     if (texts === undefined) return undefined;
     const variables = this.#visible(scope, names);
     if (!carriesExactly(variables)) return undefined;
-    return { texts, variables, scope: JSON.stringify(variables) };
+    return { texts, variables };
   }
 
   /**
@@ -355,14 +353,17 @@ export class Sandbox {
     const variables = this.#visible(scope, compiled.mentions);
     const own = ahead && Object.keys(variables).length;
     // The conditions' variables are defined for the code too (after its own, which alone are read
-    // back), so that no evaluation of the call deletes a variable the next one defines again.
+    // back), so that no evaluation of the call deletes a variable the next one defines again; each
+    // condition starts again from the same text.
     if (ahead)
       for (const name in ahead.variables)
         if (!Object.hasOwn(variables, name)) define(variables, name, ahead.variables[name]);
     // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
     const asJson = carriesExactly(variables);
     const args: unknown[] = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
-    if (ahead) args.push(ahead.texts, ahead.scope, own!);
+    // Without the text, the code runs alone.
+    const fused = ahead !== undefined && asJson;
+    if (fused) args.push(ahead.texts, own);
     const options = this.#options[waits ? 'waits' : 'sync'][asJson ? 'json' : 'copy'];
     const budgetMs = waits ? this.limits.timeoutMs + WATCHDOG_GRACE_MS : this.limits.timeoutMs;
     const evaluation = isolate.watchdog.start(budgetMs, !waits);
@@ -379,7 +380,7 @@ export class Sandbox {
       if (!isolate.handle.isDisposed && !isCopyable(variables)) throw uncopyableVariables(variables, node);
       // A call that failed may have stopped anywhere, the guest's own work included.
       isolate.dropGuest();
-      if (ahead && !this.#disposed && isolate.watchdog.evaluationsAfter(evaluation) > 0) return undefined;
+      if (fused && !this.#disposed && isolate.watchdog.evaluationsAfter(evaluation) > 0) return undefined;
       throw callFailure(error, {
         isolate: isolate.handle,
         stoppedByWatchdog: isolate.watchdog.fired(evaluation),
