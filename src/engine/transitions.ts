@@ -199,10 +199,17 @@ export function resolveTransition(
   index: number,
 ): Resolution {
   const text = from.transitions[index]!;
-  return text.includes('$')
-    ? resolveTarget(graph, state, from, text)
-    : resolveParsed(graph, state, from, text, from.targets[index]!);
+  if (text.includes('$')) return resolveTarget(graph, state, from, text);
+  const known = branches.get(from);
+  if (known?.version === graph.version && known.index === index) return known.resolution;
+  const resolution = resolveParsed(graph, state, from, text, from.targets[index]!);
+  // Branches depend on the graph alone: a loop takes the same at every pass.
+  if (resolution.kind === 'branches') branches.set(from, { version: graph.version, index, resolution });
+  return resolution;
 }
+
+/** The branches a node's transition led to last, at a version of the graph (see resolveTransition). */
+const branches = new WeakMap<CompiledNode, { version: number; index: number; resolution: Resolution }>();
 
 /**
  * Where the transition string `target`, taken from node `from`, leads. `$var`s are embedded first; a

@@ -24,7 +24,7 @@
  *
  * After a code node, `ahead` may bring the boolean conditions that follow it: each is then evaluated
  * in the same call, as its own evaluation (undoing, defining, evaluating, under a time limit of its
- * own), which spares a call into the isolate for each.
+ * own), which spares a call into the isolate for each; each is compiled once, as a function.
  */
 import { WATCH_GENERATION } from './watchdog.js';
 import { CAPTURE_HOOK, CODE_FILENAME, FAIL_HOOK, WRAPPED_LINE_OFFSET } from './wrap.js';
@@ -71,9 +71,9 @@ export type GuestFailure =
 export type ConditionOutcome = { ok: true; holds: boolean } | GuestFailure;
 
 /**
- * The boolean conditions to evaluate after a code node, in the same call: `sources` wrapped as
- * expressions; `names`, every variable they name, which they read from the code's changes where it
- * made one.
+ * The boolean conditions to evaluate after a code node, in the same call: `sources`, each an arrow
+ * function's text (wrapCondition), compiled once; `names`, every variable they name, which they read
+ * from the code's changes where it made one.
  */
 export interface Ahead {
   sources: string[];
@@ -472,7 +472,7 @@ const evaluate = (scope, source, mode, waits, readBack, named) => {
   }
 
   let value;
-  try { value = indirectEval(source); } catch (error) {
+  try { value = typeof source === 'function' ? source() : indirectEval(source); } catch (error) {
     // The code's own throws are caught inside the source; what arrives here did not parse as wrapped.
     if (error instanceof SyntaxErrorCtor) return { ok: false, problem: 'syntax', message: error.message };
     fail(error);
@@ -535,13 +535,20 @@ const conditionsAfter = (ahead, given, changed) => {
         if (names[j] === '__proto__') put(scope, names[j], copy);
         else scope[names[j]] = copy;
       }
-    const outcome = evaluate(scope, ahead.sources[i], 'expression', false, undefined, names);
+    const outcome = evaluate(scope, conditionFunction(ahead, i), 'expression', false, undefined, names);
     if (!outcome.ok && outcome.problem === 'tampered') break;
     const holds = outcome.ok && !!outcome.value;
     results[results.length] = outcome.ok ? { ok: true, holds } : outcome; // Array.prototype is frozen
     if (holds || !outcome.ok) break;
   }
   return results;
+};
+
+// The function of condition \`i\` of \`ahead\`, compiled on its first evaluation and kept with it, frozen
+// (an arrow has no prototype, and frozen it can carry nothing from one evaluation to the next).
+const conditionFunction = (ahead, i) => {
+  ahead.functions ??= [];
+  return (ahead.functions[i] ??= freeze(indirectEval(ahead.sources[i])));
 };
 
 // One call: the evaluation, and for a code node the conditions \`ahead\` (JSON text of an Ahead), when the

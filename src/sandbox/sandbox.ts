@@ -40,7 +40,14 @@ import {
   type Finished,
 } from './outcome.js';
 import { memoryError, SandboxError } from './sandbox-error.js';
-import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
+import {
+  CODE_FILENAME,
+  wrapCode,
+  wrapCondition,
+  wrapExpression,
+  type CompiledText,
+  type Mentions,
+} from './wrap.js';
 
 /** What a code node produced. */
 export interface RunCodeResult {
@@ -298,7 +305,7 @@ export class Sandbox {
     for (const { expression, node } of next) {
       const compiled = this.#parsedExpression(expression, node);
       if (compiled === undefined || !this.#keepsToItself(compiled.mentions)) break;
-      sources.push(compiled.wrapped);
+      sources.push(wrapCondition(expression));
       for (const name of compiled.mentions) names.add(name);
     }
     const ahead: Ahead = { sources, names: [...names] };

@@ -44,6 +44,14 @@ describe('conditions evaluated with the code before them', () => {
     expect(result.conditions).toEqual([false, true]);
   });
 
+  it('keeps nothing from one evaluation of a condition to the next', async () => {
+    const marks =
+      '(function f() { const c = f.caller; if (c) c.marks = (c.marks || 0) + 1; return c && c.marks; })()';
+    const conditions = next(`(${marks}, false)`, `${marks} > 1`);
+    for (let pass = 0; pass < 3; pass++)
+      expect((await sandbox.runCode('x = 1', {}, where, conditions)).conditions).toEqual([false, false]);
+  });
+
   it('gives the error of the first condition that fails, naming its node, and evaluates none after it', async () => {
     const result = await sandbox.runCode('x = 1', {}, where, next('x === 2', 'x > 0 && missing', 'true'));
     expect(result.changed).toEqual({ x: 1 });
