@@ -12,7 +12,10 @@
  *
  * Only the scope variables the code names are copied in (a text that reaches the global object by
  * name, or builds code from strings, gets them all); the others come back as they were passed, without
- * crossing. Texts are wrapped and syntax-checked once and remembered.
+ * crossing. Texts are wrapped and syntax-checked once and remembered. The boolean conditions a caller
+ * will evaluate right after a code node may come with it (`runCode`'s `next`): they are then evaluated
+ * in the code's own call, with their variables copied in too, which spares a call into the isolate
+ * each; what they come to is what `evaluate` would give.
  *
  * The call is synchronous (an asynchronous call costs some 70 µs of thread hand-offs, ten times the
  * evaluation), so the host waits while code runs, at most for the time limit. Only code that names an
