@@ -30,6 +30,9 @@ export function visibleFrames(state: ConversationState): Frame[] {
  * code node, condition and template cost more than the rest of the step.
  */
 export function variablesInScope(state: ConversationState): Readonly<Record<string, unknown>> {
+  // One frame in scope, as in a conversation's root or a local function: asked for at every node.
+  const top = state.stack[state.stack.length - 1];
+  if (!state.aipl && (state.stack.length === 1 || top?.scope === 'local_function')) return top!.variables;
   const frames = visibleFrames(state);
   if (frames.length === 1 && !state.aipl) return frames[0]!.variables;
   const tables = frames.map((f) => f.variables);

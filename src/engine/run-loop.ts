@@ -19,11 +19,13 @@ import { popFrame, setVariable, variablesInScope } from './frames.js';
 import { askClassifier, generateReply } from './model-calls.js';
 import { topFrame, type ConversationState } from './state.js';
 import {
+  conditionsAhead,
   isChatNode,
   planInterjection,
   planTransition,
   resolveTransition,
   type ChoiceQuestion,
+  type MemberCondition,
 } from './transitions.js';
 
 /**
@@ -55,6 +57,16 @@ export type Outcome =
 /** A classifier question asked on the way out of a node, and the index of the answer it gave. */
 type Asked = { question: ChoiceQuestion; index: number };
 
+/**
+ * Conditions the sandbox evaluated with the code node `node` (see conditionsAhead): `results[i]` is
+ * what `conditions[i]` came to over the variables the node left, whether it holds or its error.
+ */
+interface Foreseen {
+  node: string;
+  conditions: readonly MemberCondition[];
+  results: readonly (boolean | Error)[];
+}
+
 /** Runs the loop on `work` (changing it) from `first`: until a reply (`reply` mode) or a return (`fn`). */
 export function runLoop(
   resources: RunResources,
@@ -73,6 +85,8 @@ class Run {
   readonly #limits: InterpreterLimits;
   readonly #hostFunction: RunResources['hostFunction'];
   readonly #aipl: AiplTemplates;
+  /** What the code node just run found of the conditions on its way out, for #leave. */
+  #foreseen: Foreseen | undefined;
 
   constructor(
     { graph, models, events, sandbox, limits, hostFunction, aipl }: RunResources,
@@ -149,6 +163,8 @@ class Run {
    * node's own transitions. A return pops the frame and takes the calling node's transitions in turn.
    */
   async #leave(work: ConversationState, name: string): Promise<{ run: string } | Outcome> {
+    const foreseen = this.#foreseen?.node === name ? this.#foreseen : undefined;
+    this.#foreseen = undefined;
     let from = this.#node(name);
     for (;;) {
       if (isChatNode(from)) {
@@ -183,7 +199,7 @@ class Run {
           this.#transition(from, resolution.name, kindOf('single'), asked);
           return { run: resolution.name };
         case 'branches': {
-          const chosen = await this.#branch(work, from, resolution.members);
+          const chosen = await this.#branch(work, from, resolution.members, foreseen);
           this.#transition(from, chosen, kindOf('wildcard'), asked);
           return { run: chosen };
         }
@@ -240,18 +256,26 @@ class Run {
     });
   }
 
-  /** The first wildcard member whose condition holds; the last member is the else and is not evaluated. */
+  /**
+   * The first wildcard member whose condition holds; the last member is the else and is not evaluated.
+   * What `foreseen` found of the first conditions stands for their evaluation, where they are still the
+   * members' (a self-referential run may have edited the graph since).
+   */
   async #branch(
     work: ConversationState,
     from: CompiledNode,
     members: { name: string; condition?: string }[],
+    foreseen: Foreseen | undefined,
   ) {
-    for (const member of members.slice(0, -1)) {
+    const known = foreseen && stillMembers(foreseen, members) ? foreseen.results : [];
+    for (const [i, member] of members.slice(0, -1).entries()) {
       if (member.condition === undefined)
         throw new UserError(
           `node "${member.name}" needs a boolean condition: it is not the last of its wildcard group`,
         );
-      if (await this.#evaluate(work, from, member.condition, member.name)) return member.name;
+      const result = known[i] ?? (await this.#evaluate(work, from, member.condition, member.name));
+      if (result instanceof Error) throw result;
+      if (result) return member.name;
     }
     return members[members.length - 1]!.name;
   }
@@ -283,38 +307,58 @@ class Run {
     // turn is what the instruction reads.
     let prompt: Promise<string> | undefined;
     const renderedPrompt = () => (prompt ??= this.#prompt(work));
-    return {
+    // Optional members are added after, not spread in: a context is made for every node run.
+    const context: ActionContext = {
       graph: this.#graph,
       node,
       state: work,
-      ...(previousEntry !== undefined && { previousEntry }),
       generate: async (instruction) =>
         generateReply(this.#models.chatbot, this.#graph, node, work, instruction, await renderedPrompt()),
-      ...(this.#graph.config.aipl && {
-        aipl: async (source: string) => {
-          await renderedPrompt();
-          return this.#aipl.render(source, work, `node "${node.name}" instruction`, `node ${node.name}`);
-        },
-      }),
       evaluate: (expression) => this.#evaluate(work, node, expression),
       hostFunction: this.#hostFunction,
-      runCode: async (code) => {
-        const before = variablesInScope(work);
-        const result = await this.#sandbox
-          .runCode(code, before, { node: node.name })
-          .catch((error: unknown) => {
-            if (error instanceof SandboxError) this.#printed(node.name, error.logs);
-            throw error;
-          });
-        this.#printed(node.name, result.logs);
-        for (const [name, value] of Object.entries(result.changed)) {
-          if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
-            this.#set(work, node.name, name, value);
-        }
-        return result.value;
-      },
+      runCode: (code) => this.#runCode(work, node, code),
     };
+    if (previousEntry !== undefined) context.previousEntry = previousEntry;
+    if (this.#graph.config.aipl)
+      context.aipl = async (source: string) => {
+        await renderedPrompt();
+        return this.#aipl.render(source, work, `node "${node.name}" instruction`, `node ${node.name}`);
+      };
+    return context;
   }
+
+  /**
+   * Runs a code node's code over the variables in scope, storing those it changed, and returns its
+   * value. The conditions on the node's way out, when known already, are evaluated with it (#foreseen).
+   */
+  async #runCode(work: ConversationState, node: CompiledNode, code: string): Promise<unknown> {
+    const before = variablesInScope(work);
+    const conditions = conditionsAhead(this.#graph, node);
+    const result = await this.#sandbox
+      .runCode(code, before, { node: node.name }, conditions)
+      .catch((error: unknown) => {
+        if (error instanceof SandboxError) this.#printed(node.name, error.logs);
+        throw error;
+      });
+    this.#printed(node.name, result.logs);
+    for (const name in result.changed) {
+      const value = result.changed[name];
+      if (!Object.hasOwn(before, name) || !sameValue(before[name], value))
+        this.#set(work, node.name, name, value);
+    }
+    if (result.conditions.length > 0)
+      this.#foreseen = { node: node.name, conditions, results: result.conditions };
+    return result.value;
+  }
+}
+
+/** Whether the conditions foreseen are still those of the first `members`, for the same nodes. */
+function stillMembers(foreseen: Foreseen, members: readonly { name: string; condition?: string }[]): boolean {
+  return foreseen.results.every((_, i) => {
+    const member = members[i];
+    const condition = foreseen.conditions[i]!;
+    return member?.name === condition.node && member.condition === condition.expression;
+  });
 }
 
 /** Values compared as JSON: the sandbox hands back copies, so identity says nothing. */

@@ -83,6 +83,7 @@ export function renderTemplate(
  * also starts ordinary JavaScript identifiers; `\$` is left as written (in a string it already means `$`).
  */
 export function embedInCode(code: string, variables: Record<string, unknown>): string {
+  if (!code.includes('$')) return code;
   return code.replace(REFERENCE, (match, name: string | undefined) =>
     name !== undefined && Object.hasOwn(variables, name) ? stringifyValue(variables[name]) : match,
   );

@@ -150,6 +150,44 @@ export function planInterjection(
   };
 }
 
+/** A condition of a wildcard member, and the member it belongs to. */
+export interface MemberCondition {
+  node: string;
+  expression: string;
+}
+
+/** What conditionsAhead found for a node, at a version of the graph. */
+const ahead = new WeakMap<CompiledNode, { version: number; conditions: readonly MemberCondition[] }>();
+
+/**
+ * The boolean conditions the run evaluates on leaving `node`, in order while none holds, when they are
+ * known before it runs: those of the members of its only transition, a wildcard written without
+ * `$var`s, up to the first member without one (the last member, the else, is never evaluated). Empty
+ * otherwise, and for a chat node (an interjection may come first). Remembered for each version of the
+ * graph: a loop asks for the same node's at every pass.
+ */
+export function conditionsAhead(graph: GraphView, node: CompiledNode): readonly MemberCondition[] {
+  const known = ahead.get(node);
+  if (known?.version === graph.version) return known.conditions;
+  const conditions: MemberCondition[] = [];
+  const target = node.targets[0];
+  if (
+    node.transitions.length === 1 &&
+    !node.transitions[0]!.includes('$') &&
+    !isChatNode(node) &&
+    target?.kind === 'wildcard'
+  ) {
+    const members = wildcardMembers(target.prefix, (name) => graph.get(name) !== undefined);
+    for (const name of members.slice(0, -1)) {
+      const expression = graph.get(name)!.booleanCondition?.trim();
+      if (!expression) break;
+      conditions.push({ node: name, expression });
+    }
+  }
+  ahead.set(node, { version: graph.version, conditions });
+  return conditions;
+}
+
 /**
  * Where the transition `index` of node `from` leads: its target as parsed when the graph was loaded,
  * unless it embeds `$var`s, whose values are only known now.
@@ -161,10 +199,17 @@ export function resolveTransition(
   index: number,
 ): Resolution {
   const text = from.transitions[index]!;
-  return text.includes('$')
-    ? resolveTarget(graph, state, from, text)
-    : resolveParsed(graph, state, from, text, from.targets[index]!);
+  if (text.includes('$')) return resolveTarget(graph, state, from, text);
+  const known = branches.get(from);
+  if (known?.version === graph.version && known.index === index) return known.resolution;
+  const resolution = resolveParsed(graph, state, from, text, from.targets[index]!);
+  // Branches depend on the graph alone: a loop takes the same at every pass.
+  if (resolution.kind === 'branches') branches.set(from, { version: graph.version, index, resolution });
+  return resolution;
 }
+
+/** The branches a node's transition led to last, at a version of the graph (see resolveTransition). */
+const branches = new WeakMap<CompiledNode, { version: number; index: number; resolution: Resolution }>();
 
 /**
  * Where the transition string `target`, taken from node `from`, leads. `$var`s are embedded first; a

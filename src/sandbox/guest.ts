@@ -8,7 +8,7 @@
  * the exposed namespaces, then freezes every builtin: what one evaluation does to `Array.prototype` or
  * `Math` cannot reach the next, which is what makes one context safe to reuse. It returns `run`.
  *
- * `run(scope, source, mode, waits)` is the evaluation, in one call under one time limit; `scope` comes
+ * `run(scope, source, mode, waits, …)` is the evaluation, in one call under one time limit; `scope` comes
  * as JSON text where JSON carries it exactly (parsing it costs less than isolated-vm's copy). It first
  * undoes what the last evaluation left where freezing cannot reach: the global object (code's `var`
  * and bare assignments land there), RegExp.prototype (left unfrozen for speed), the last regular
@@ -21,7 +21,12 @@
  * infinity or -0 in it), which the host reads faster than isolated-vm copies an object. The guest
  * captures the functions it needs at setup, so code that tampers with what is left unfrozen can
  * distort only its own evaluation's answer.
+ *
+ * After a code node, `ahead` may bring the boolean conditions that follow it: each is then evaluated
+ * in the same call, as its own evaluation (undoing, defining, evaluating, under a time limit of its
+ * own), which spares a call into the isolate for each; each is compiled once, as a function.
  */
+import { WATCH_GENERATION } from './watchdog.js';
 import { CAPTURE_HOOK, CODE_FILENAME, FAIL_HOOK, WRAPPED_LINE_OFFSET } from './wrap.js';
 
 /** Bounds on what `console` keeps. */
@@ -45,23 +50,51 @@ export interface UncopyablePlace {
 
 /** What `run` returns, copied out as plain data. */
 export type GuestOutcome =
-  | { ok: true; value: unknown; scope: Record<string, unknown>; logs: string[] }
+  | {
+      ok: true;
+      value: unknown;
+      scope: Record<string, unknown>;
+      logs: string[];
+      /** The conditions `ahead` came to (see `run`), when it was given. */
+      ahead?: ConditionOutcome[];
+    }
+  | GuestFailure;
+
+/** An evaluation that failed. */
+export type GuestFailure =
   | { ok: false; problem: 'thrown'; name: string; message: string; line?: number; logs: string[] }
   | { ok: false; problem: 'syntax'; message: string }
   | ({ ok: false; problem: 'uncopyable' } & UncopyablePlace)
   | { ok: false; problem: 'tampered' };
+
+/** A condition evaluated after a code node: whether it holds, or how it failed. */
+export type ConditionOutcome = { ok: true; holds: boolean } | GuestFailure;
+
+/**
+ * The boolean conditions to evaluate after a code node, in the same call: `sources`, each an arrow
+ * function's text (wrapCondition), compiled once; `names`, every variable they name, which they read
+ * from the code's changes where it made one.
+ */
+export interface Ahead {
+  sources: string[];
+  names: string[];
+}
 
 /** What the host function dispatcher answers a call from inside. */
 export type HostReply = { ok: true; value: unknown } | { ok: false; message: string };
 
 /**
  * Parameters: $0 the synchronous host dispatcher (a function), $1 the asynchronous one (a Reference,
- * which never leaves this closure), $2 GuestOptions, $3 the namespaces (NamespaceLayout[]). Returns
- * `run(scope, source, mode, waits)`; `waits`: the code may call asynchronous namespaces (the call into
- * the isolate is asynchronous, so the isolate may wait for the host).
+ * which never leaves this closure), $2 GuestOptions, $3 the namespaces (NamespaceLayout[]), $4 the
+ * watchdog's shared buffer. Returns `run(scope, source, mode, waits, ahead, readBack)`; `waits`: the
+ * code may call asynchronous namespaces (the call into the isolate is asynchronous, so the isolate may
+ * wait for the host); `ahead`: JSON text of an Ahead, or undefined; `readBack`: how many of `scope`'s
+ * variables are the code's own (the others are its conditions').
  */
 export const GUEST_SETUP = String.raw`'use strict';
 const dispatch = $0, asyncDispatch = $1, options = $2, layout = $3;
+// The watchdog's shared state, and Atomics.add, held before Atomics goes.
+const watched = new Int32Array($4), atomicAdd = Atomics.add, WATCH_GENERATION = ${WATCH_GENERATION};
 const g = globalThis, indirectEval = g.eval, parse = JSON.parse;
 const { create, defineProperty, freeze, getOwnPropertyDescriptor, getOwnPropertyNames, getOwnPropertySymbols,
   getPrototypeOf, hasOwn, is, isExtensible, keys, preventExtensions } = Object;
@@ -362,6 +395,20 @@ const resetGlobals = (scope, thorough) => {
   return (named === true && symbols === true && readsAll && sameValues(changeableValues)) || restoreBuiltins();
 };
 
+// resetGlobals for a condition evaluated right after a code node in the same call (see conditionsAfter),
+// when that code redefined no property. Such a condition names neither the global object nor code made
+// from strings (the host passes no other), so what it can reach of the global object is the globals it
+// names and the builtins: those are undone, and the globals the code added under other names are left
+// for the next evaluation to remove, which spares enumerating the global object once more.
+const resetNamed = (scope, named) => {
+  if (getPrototypeOf(g) !== globalPrototype || !isExtensible(g)) return false;
+  for (let i = 0; i < named.length; i++) {
+    const name = named[i];
+    if (!hasOwn(scope, name) && original[name] === undefined && hasOwn(g, name) && !deleteProperty(g, name)) return false;
+  }
+  return (readsAll && sameValues(changeableValues)) || restoreBuiltins();
+};
+
 // Whether RegExp.prototype is as it was. Without a redefinition, code could only have assigned,
 // added or deleted properties there (its accessors have no setters).
 const regexpSymbolCount = getOwnPropertySymbols(regexpPrototype).length;
@@ -395,16 +442,18 @@ const plainOr = (value, place) => {
   }
 };
 
-// The answer as JSON text when JSON carries it exactly: the host reads a string faster than isolated-vm
-// copies an object.
-const answer = (outcome) => (exact ? stringify(outcome) : outcome);
+// Assigns a global. Its own function: the store's inline cache changes whenever a variable's property
+// cell does (a variable deleted and defined again), and a change in evaluate's own would keep V8 from
+// ever optimizing evaluate.
+const assign = (name, value) => { g[name] = value; };
 
-// Starts from the state setup left, defines the variables, evaluates, and answers.
-return function run(given, source, mode, waits) {
-  const scope = typeof given === 'string' ? parse(given) : given;
+// Starts from the state setup left, defines the variables and evaluates: an outcome. An expression's
+// outcome has its value only; a code node's also its variables.
+const evaluate = (scope, source, mode, waits, readBack, named) => {
   const thorough = redefined;
   redefined = false;
-  if (!resetGlobals(scope, thorough) || !intact(thorough)) return { ok: false, problem: 'tampered' };
+  const reset = named !== undefined && !thorough ? resetNamed(scope, named) : resetGlobals(scope, thorough);
+  if (!reset || !intact(thorough)) return { ok: false, problem: 'tampered' };
   ErrorCtor.stackTraceLimit = stackTraceLimit;
   matches(anything, ''); // forgets the last match, which RegExp.lastMatch and RegExp.$1… would show
   logs = [];
@@ -415,7 +464,7 @@ return function run(given, source, mode, waits) {
   for (let i = 0; i < scopeNames.length; i++) {
     const name = scopeNames[i];
     // What setup did not make and resetGlobals kept is a plain variable of the last evaluation.
-    if (original[name] === undefined && hasOwn(g, name)) { g[name] = scope[name]; continue; }
+    if (original[name] === undefined && hasOwn(g, name)) { assign(name, scope[name]); continue; }
     try { defineProperty(g, name, { value: scope[name], writable: true, enumerable: true, configurable: true }); }
     catch (error) { // a read-only global such as undefined or NaN
       return { ok: false, problem: 'thrown', name: 'TypeError', message: 'variable "' + name + '" cannot be defined: ' + error.message, logs };
@@ -423,7 +472,7 @@ return function run(given, source, mode, waits) {
   }
 
   let value;
-  try { value = indirectEval(source); } catch (error) {
+  try { value = typeof source === 'function' ? source() : indirectEval(source); } catch (error) {
     // The code's own throws are caught inside the source; what arrives here did not parse as wrapped.
     if (error instanceof SyntaxErrorCtor) return { ok: false, problem: 'syntax', message: error.message };
     fail(error);
@@ -431,13 +480,7 @@ return function run(given, source, mode, waits) {
   if (thrown !== null) return { ok: false, problem: 'thrown', ...thrown, logs };
   exact = true;
   try {
-    if (mode === 'expression') {
-      // A primitive but a string comes back as itself, which saves an answer: outcomes are objects or JSON text.
-      const plain = plainOr(value, { path: '' });
-      return typeof plain === 'object' || typeof plain === 'string'
-        ? answer({ ok: true, value: plain, scope: {}, logs })
-        : plain;
-    }
+    if (mode === 'expression') return { ok: true, value: plainOr(value, { path: '' }), scope: {}, logs };
     const variables = create(null), seen = create(null);
     const read = (name, isScopeVariable) => {
       if (seen[name] || exposed[name] || (original[name] !== undefined && !isScopeVariable)) return;
@@ -453,7 +496,10 @@ return function run(given, source, mode, waits) {
       if (isScopeVariable && typeof value !== 'object' && is(value, scope[name])) return;
       variables[name] = plainOr(value, { variable: name, path: name });
     };
-    for (let i = 0; i < scopeNames.length; i++) read(scopeNames[i], true);
+    // The first \`readBack\` variables are the code's own; those after are the conditions' (see run).
+    const own = readBack ?? scopeNames.length;
+    for (let i = 0; i < own; i++) read(scopeNames[i], true);
+    for (let i = own; i < scopeNames.length; i++) seen[scopeNames[i]] = true;
     // Code that redefined no property added only enumerable ones.
     const after = redefined ? getOwnPropertyNames(g) : keys(g);
     for (let i = 0; i < after.length; i++) read(after[i], false);
@@ -463,12 +509,66 @@ return function run(given, source, mode, waits) {
     }
     // After the variables: an assignment's value is also the completion value, and naming the variable
     // helps more. No value is an absent one, which JSON carries.
-    if (value === undefined) return answer({ ok: true, scope: variables, logs });
-    return answer({ ok: true, value: plainOr(value, { path: '' }), scope: variables, logs });
+    if (value === undefined) return { ok: true, scope: variables, logs };
+    return { ok: true, value: plainOr(value, { path: '' }), scope: variables, logs };
   } catch (error) {
     if (error === UNCOPYABLE) return uncopyable;
     fail(error);
     return { ok: false, problem: 'thrown', ...thrown, logs };
   }
+};
+
+// The conditions that follow a code node, evaluated in the same call (see run): in order, while none
+// holds, each as its own evaluation would see it, over the variables the host would pass it once the
+// code's changes are in: those of \`given\` (JSON text) with the code's changes \`changed\`, copied
+// afresh. Each counts as a new evaluation for the watchdog, so each has the time limit of its own that
+// it would have had. One entry a condition evaluated, the last the first that holds or fails; none for
+// one that found the context tampered with, which the host evaluates afresh itself.
+const conditionsAfter = (ahead, given, changed) => {
+  const results = [];
+  for (let i = 0; i < ahead.sources.length; i++) {
+    atomicAdd(watched, WATCH_GENERATION, 1);
+    const scope = parse(given), names = ahead.names;
+    for (let j = 0; j < names.length; j++)
+      if (hasOwn(changed, names[j])) {
+        const copy = toPlain(changed[names[j]], '', []);
+        if (names[j] === '__proto__') put(scope, names[j], copy);
+        else scope[names[j]] = copy;
+      }
+    const outcome = evaluate(scope, conditionFunction(ahead, i), 'expression', false, undefined, names);
+    if (!outcome.ok && outcome.problem === 'tampered') break;
+    const holds = outcome.ok && !!outcome.value;
+    results[results.length] = outcome.ok ? { ok: true, holds } : outcome; // Array.prototype is frozen
+    if (holds || !outcome.ok) break;
+  }
+  return results;
+};
+
+// The function of condition \`i\` of \`ahead\`, compiled on its first evaluation and kept with it, frozen
+// (an arrow has no prototype, and frozen it can carry nothing from one evaluation to the next).
+const conditionFunction = (ahead, i) => {
+  ahead.functions ??= [];
+  return (ahead.functions[i] ??= freeze(indirectEval(ahead.sources[i])));
+};
+
+// One call: the evaluation, and for a code node the conditions \`ahead\` (JSON text of an Ahead), when the
+// host passes them; \`given\` (JSON text then) holds the code's variables (the first \`readBack\`, which
+// alone are read back) and the conditions', which each condition starts from afresh. The answer comes as JSON text
+// when JSON carries it exactly (the host reads a string faster than isolated-vm copies an object); an
+// expression's value but a string or an object comes bare, which saves an answer.
+let lastAhead = '', lastAheadParsed = null; // a loop passes the same conditions at every pass
+return function run(given, source, mode, waits, ahead, readBack) {
+  const outcome = evaluate(typeof given === 'string' ? parse(given) : given, source, mode, waits, readBack);
+  if (!outcome.ok) return outcome;
+  const answerExact = exact;
+  if (ahead !== undefined) {
+    if (ahead !== lastAhead) {
+      lastAheadParsed = parse(ahead);
+      lastAhead = ahead;
+    }
+    outcome.ahead = conditionsAfter(lastAheadParsed, given, outcome.scope);
+  }
+  if (mode === 'expression' && typeof outcome.value !== 'object' && typeof outcome.value !== 'string') return outcome.value;
+  return answerExact ? stringify(outcome) : outcome;
 };
 `;

@@ -3,7 +3,7 @@
  * regular expressions a file supplies (patterns.ts), matched under the same limits.
  * See sandbox.ts for the model (one isolate per run, and in it one context every evaluation reuses).
  */
-export { Sandbox, type RunCodeResult, type Where } from './sandbox.js';
+export { Sandbox, type NextCondition, type RunCodeResult, type Where } from './sandbox.js';
 export { SandboxError, type SandboxErrorKind } from './sandbox-error.js';
 export {
   DEFAULT_SANDBOX_CEILING,

@@ -49,7 +49,13 @@ export class LiveIsolate {
     const { dispatcher, asyncDispatcher, version } = host;
     const run = context.evalClosureSync(
       GUEST_SETUP,
-      [dispatcher, asyncDispatcher, copyOf(GUEST_OPTIONS), copyOf(host.layout())],
+      [
+        dispatcher,
+        asyncDispatcher,
+        copyOf(GUEST_OPTIONS),
+        copyOf(host.layout()),
+        copyOf(this.watchdog.buffer),
+      ],
       { timeout: SETUP_TIMEOUT_MS, result: { reference: true } },
     );
     this.#guest = { context, run, version };

@@ -4,7 +4,7 @@
  * not be copied in, a rejection nobody handled).
  */
 import type ivm from 'isolated-vm';
-import type { GuestMode, GuestOutcome } from './guest.js';
+import type { GuestFailure, GuestMode, GuestOutcome } from './guest.js';
 import { isolatedVm } from './isolated-vm.js';
 import type { SandboxLimits } from './limits.js';
 import { memoryError, PLAIN_DATA_HINT, SandboxError, timeoutError } from './sandbox-error.js';
@@ -21,12 +21,18 @@ export type Finished = Extract<GuestOutcome, { ok: true }>;
 /** Turns what the guest reported into a result or the error it describes. */
 export function acceptOutcome(outcome: GuestOutcome, node: string, mode: GuestMode): Finished {
   if (outcome.ok) return outcome;
-  if (outcome.problem === 'syntax') throw new SandboxError('syntax', node, `SyntaxError: ${outcome.message}`);
+  throw outcomeError(outcome, node, mode);
+}
+
+/** The error a failure the guest reported describes. */
+export function outcomeError(outcome: GuestFailure, node: string, mode: GuestMode): Error {
+  if (outcome.problem === 'syntax')
+    return new SandboxError('syntax', node, `SyntaxError: ${outcome.message}`);
   if (outcome.problem === 'thrown') {
     const detail = outcome.name ? `${outcome.name}: ${outcome.message}` : `the code threw ${outcome.message}`;
-    throw new SandboxError('runtime', node, detail, undefined, outcome.line, outcome.logs);
+    return new SandboxError('runtime', node, detail, undefined, outcome.line, outcome.logs);
   }
-  if (outcome.problem === 'tampered') throw new Error('a fresh sandbox context was found tampered with');
+  if (outcome.problem === 'tampered') return new Error('a fresh sandbox context was found tampered with');
   const nested = outcome.path !== '' && outcome.path !== outcome.variable;
   const path =
     outcome.path.length > MAX_PATH_CHARS ? `${outcome.path.slice(0, MAX_PATH_CHARS)}…` : outcome.path;
@@ -35,7 +41,7 @@ export function acceptOutcome(outcome: GuestOutcome, node: string, mode: GuestMo
       ? `variable "${outcome.variable}" holds ${outcome.what}${nested ? ` at ${path}` : ''}`
       : `the value of ${mode === 'code' ? "the code's last statement" : 'the expression'} ` +
         (nested ? `has ${outcome.what} at ${path}` : `is ${outcome.what}`);
-  throw new SandboxError('uncopyable', node, `${detail}, which cannot leave the sandbox`, PLAIN_DATA_HINT);
+  return new SandboxError('uncopyable', node, `${detail}, which cannot leave the sandbox`, PLAIN_DATA_HINT);
 }
 
 /** How a call into the isolate ended when it failed: what the sandbox knows of it. */

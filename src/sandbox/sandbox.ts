@@ -12,7 +12,10 @@
  *
  * Only the scope variables the code names are copied in (a text that reaches the global object by
  * name, or builds code from strings, gets them all); the others come back as they were passed, without
- * crossing. Texts are wrapped and syntax-checked once and remembered.
+ * crossing. Texts are wrapped and syntax-checked once and remembered. The boolean conditions a caller
+ * will evaluate right after a code node may come with it (`runCode`'s `next`): they are then evaluated
+ * in the code's own call, with their variables copied in too, which spares a call into the isolate
+ * each; what they come to is what `evaluate` would give.
  *
  * The call is synchronous (an asynchronous call costs some 70 µs of thread hand-offs, ten times the
  * evaluation), so the host waits while code runs, at most for the time limit. Only code that names an
@@ -27,13 +30,27 @@
  * getters with no limit at all.
  */
 import type ivm from 'isolated-vm';
-import type { GuestMode, GuestOutcome } from './guest.js';
+import type { Ahead, GuestMode, GuestOutcome } from './guest.js';
 import { HostFunctions, type HostFunction } from './host-functions.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from './limits.js';
 import { LiveIsolate, WATCHDOG_GRACE_MS } from './live-isolate.js';
-import { acceptOutcome, callFailure, isCopyable, uncopyableVariables, type Finished } from './outcome.js';
+import {
+  acceptOutcome,
+  callFailure,
+  isCopyable,
+  outcomeError,
+  uncopyableVariables,
+  type Finished,
+} from './outcome.js';
 import { memoryError, SandboxError } from './sandbox-error.js';
-import { CODE_FILENAME, wrapCode, wrapExpression, type CompiledText, type Mentions } from './wrap.js';
+import {
+  CODE_FILENAME,
+  wrapCode,
+  wrapCondition,
+  wrapExpression,
+  type CompiledText,
+  type Mentions,
+} from './wrap.js';
 
 /** What a code node produced. */
 export interface RunCodeResult {
@@ -51,11 +68,41 @@ export interface RunCodeResult {
   changed: Record<string, unknown>;
   /** What the code printed with `console.log` (and `info`, `warn`, `error`, `debug`), one string a call. */
   logs: string[];
+  /**
+   * What the conditions passed with the code came to, in order, as `evaluate` would give them over the
+   * variables afterwards: whether each holds, up to the first that holds, or the error of the first
+   * that fails. Fewer than were passed (perhaps none) where the sandbox could not evaluate them with the
+   * code: the caller evaluates the others itself.
+   */
+  conditions: (boolean | Error)[];
+}
+
+/** A boolean condition that follows a code node, and the node it belongs to (for error messages). */
+export interface NextCondition {
+  expression: string;
+  node: string;
 }
 
 /** The node an evaluation belongs to, for error messages. */
 export interface Where {
   node: string;
+}
+
+/** Conditions to evaluate in a code node's call, as the guest's `run` takes them (see guest.ts). */
+interface AheadCall {
+  /** JSON text of an Ahead. */
+  texts: string;
+  /** The variables the conditions name, as the caller passed them. */
+  variables: Record<string, unknown>;
+}
+
+/** Conditions to evaluate in a code node's call, ready but for the variables (see #aheadTexts). */
+interface PreparedAhead {
+  /** HostFunctions.version when prepared. */
+  version: number;
+  /** JSON text of an Ahead; absent when none of the conditions can be evaluated in the code's call. */
+  texts?: string;
+  names: ReadonlySet<string>;
 }
 
 /** How many wrapped texts known to parse are remembered: nodes and conditions repeat, and each check is a compile. */
@@ -81,10 +128,18 @@ export class Sandbox {
   /** Texts that parsed, wrapped, oldest first, for each mode. */
   readonly #texts: Record<GuestMode, Map<string, CompiledText>> = { code: new Map(), expression: new Map() };
   #disposed = false;
+  /** What #aheadTexts found for each list of conditions. */
+  readonly #preparedAhead = new WeakMap<readonly NextCondition[], PreparedAhead>();
+  /** isolated-vm's options for a call (see callOptions), made once: a call only picks its own. */
+  readonly #options: Record<'sync' | 'waits', Record<'json' | 'copy', ReturnType<typeof callOptions>>>;
 
   private constructor(limits: Readonly<SandboxLimits>, ceiling: Readonly<SandboxLimits>) {
     this.limits = limits;
     this.#ceiling = ceiling;
+    this.#options = {
+      sync: { json: callOptions(limits, false, true), copy: callOptions(limits, false, false) },
+      waits: { json: callOptions(limits, true, true), copy: callOptions(limits, true, false) },
+    };
   }
 
   /**
@@ -106,20 +161,24 @@ export class Sandbox {
    * from earlier calls. It sees the variables it names (`globalThis[name]` finds only those, unless it
    * also names `globalThis` itself); the others come back as they were passed, as does a variable
    * hidden by an exposed namespace of the same name.
+   *
+   * `next`: the boolean conditions the caller will evaluate next, in order while none holds, over the
+   * variables afterwards. Where neither the code nor they call the host, they are evaluated in the
+   * code's own call into the isolate, which spares one call each (see `conditions`).
    * @throws SandboxError of every kind.
    */
-  runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
+  runCode(
+    code: string,
+    scope: Record<string, unknown>,
+    where: Where,
+    next: readonly NextCondition[] = [],
+  ): Promise<RunCodeResult> {
     return this.#serialize(async () => {
-      const { value, scope: changed, logs } = await this.#run('code', code, scope, where.node);
-      let after: Record<string, unknown> | undefined;
-      return {
-        value,
-        changed,
-        logs,
-        get scope() {
-          return (after ??= withChanges(scope, changed));
-        },
-      };
+      const ran = await this.#run('code', code, scope, where.node, next);
+      const conditions = (ran.ahead ?? []).map((outcome, i) =>
+        outcome.ok ? outcome.holds : outcomeError(outcome, next[i]!.node, 'expression'),
+      );
+      return new CodeResult(ran, scope, conditions);
     });
   }
 
@@ -186,22 +245,110 @@ export class Sandbox {
     isolate?.dispose();
   }
 
-  async #run(mode: GuestMode, text: string, scope: Record<string, unknown>, node: string): Promise<Finished> {
-    const isolate = this.#live();
-    const compiled = this.#compiled(isolate, mode, text, node);
+  async #run(
+    mode: GuestMode,
+    text: string,
+    scope: Record<string, unknown>,
+    node: string,
+    next: readonly NextCondition[] = [],
+  ): Promise<Finished> {
+    const compiled = this.#compiled(mode, text, node);
     const waits = this.#host.awaitedNames().some((name) => mentions(compiled.mentions, name));
-    let outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
-    if (!outcome.ok && outcome.problem === 'tampered') {
-      // The last evaluation left the context in a state the guest cannot undo: start over in a fresh one.
-      isolate.dropGuest();
-      outcome = await this.#call(isolate, compiled, scope, mode, waits, node);
-    }
+    const ahead = waits ? undefined : this.#ahead(compiled, scope, next);
+    // Without conditions ahead, a call answers or throws.
+    const outcome =
+      (ahead && (await this.#attempt(compiled, scope, mode, waits, node, ahead))) ??
+      (await this.#attempt(compiled, scope, mode, waits, node))!;
     return acceptOutcome(outcome, node, mode);
   }
 
   /**
+   * One call, made again in a fresh context when the last evaluation left the context in a state the
+   * guest cannot undo. Undefined where a call with conditions ahead failed after its code (see #call).
+   */
+  async #attempt(
+    compiled: CompiledText,
+    scope: Record<string, unknown>,
+    mode: GuestMode,
+    waits: boolean,
+    node: string,
+    ahead?: AheadCall,
+  ): Promise<GuestOutcome | undefined> {
+    const isolate = this.#live();
+    const outcome = await this.#call(isolate, compiled, scope, mode, waits, node, ahead);
+    if (outcome?.ok !== false || outcome.problem !== 'tampered') return outcome;
+    isolate.dropGuest();
+    return this.#call(isolate, compiled, scope, mode, waits, node, ahead);
+  }
+
+  /**
+   * The conditions of `next` that the code's call can evaluate: from the first, those that parse and
+   * call nothing of the host, over variables JSON carries exactly. None when the code may call the host
+   * (the conditions would then run before the caller had seen what it did).
+   */
+  #ahead(code: CompiledText, scope: Record<string, unknown>, next: readonly NextCondition[]) {
+    if (next.length === 0 || !this.#keepsToItself(code.mentions)) return undefined;
+    const { texts, names } = this.#aheadTexts(next);
+    if (texts === undefined) return undefined;
+    const variables = this.#visible(scope, names);
+    if (!carriesExactly(variables)) return undefined;
+    return { texts, variables };
+  }
+
+  /**
+   * The Ahead for the conditions of `next` that a code node's call can evaluate, as JSON text, and
+   * the variables they name; no text when there are none. Remembered for each list of conditions
+   * (a caller passes the same list at every pass of a loop) while the exposed namespaces stay.
+   */
+  #aheadTexts(next: readonly NextCondition[]): PreparedAhead {
+    const known = this.#preparedAhead.get(next);
+    if (known?.version === this.#host.version) return known;
+    const sources: string[] = [];
+    const names = new Set<string>();
+    for (const { expression, node } of next) {
+      const compiled = this.#parsedExpression(expression, node);
+      if (compiled === undefined || !this.#keepsToItself(compiled.mentions)) break;
+      sources.push(wrapCondition(expression));
+      for (const name of compiled.mentions) names.add(name);
+    }
+    const ahead: Ahead = { sources, names: [...names] };
+    const prepared = {
+      version: this.#host.version,
+      names,
+      ...(sources.length > 0 && { texts: JSON.stringify(ahead) }),
+    };
+    this.#preparedAhead.set(next, prepared);
+    return prepared;
+  }
+
+  /**
+   * `expression` compiled, or undefined when it does not parse: its error then comes when the caller
+   * evaluates it, after the code, as it would have.
+   */
+  #parsedExpression(expression: string, node: string): CompiledText | undefined {
+    if (expression.trim() === '') return undefined;
+    try {
+      return this.#compiled('expression', expression, node);
+    } catch (error) {
+      if (error instanceof SandboxError && error.kind === 'syntax') return undefined;
+      throw error;
+    }
+  }
+
+  /** Whether code that mentions `mentioned` can call nothing of the host: it names no exposed namespace. */
+  #keepsToItself(mentioned: Mentions): mentioned is ReadonlySet<string> {
+    if (mentioned === 'all') return false;
+    for (const name of mentioned) if (this.#host.has(name)) return false;
+    return true;
+  }
+
+  /**
    * One call of the guest's `run`: synchronous, unless the code may wait for asynchronous host
-   * functions. The watchdog follows it either way.
+   * functions. The watchdog follows it either way. With conditions `ahead`, a call that fails after the
+   * code ran (a condition ran out of time or memory) answers undefined: the caller runs the code again
+   * alone, then the conditions one by one, so that each failure is reported as it would have been.
+   * Running the code again is unseen: it calls nothing of the host, and what it did the first time
+   * was never answered.
    */
   async #call(
     isolate: LiveIsolate,
@@ -210,20 +357,24 @@ export class Sandbox {
     mode: GuestMode,
     waits: boolean,
     node: string,
-  ): Promise<GuestOutcome> {
+    ahead?: AheadCall,
+  ): Promise<GuestOutcome | undefined> {
     const run = isolate.guestRun(this.#host);
     const variables = this.#visible(scope, compiled.mentions);
+    const own = ahead && Object.keys(variables).length;
+    // The conditions' variables are defined for the code too (after its own, which alone are read
+    // back), so that no evaluation of the call deletes a variable the next one defines again; each
+    // condition starts again from the same text.
+    if (ahead)
+      for (const name in ahead.variables)
+        if (!Object.hasOwn(variables, name)) define(variables, name, ahead.variables[name]);
     // JSON text crosses as a string, which costs less than isolated-vm's copy of an object.
     const asJson = carriesExactly(variables);
-    const args = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
-    // isolated-vm's time limit costs a tenth of a synchronous call: there the watchdog is the limit,
-    // bounding wall time (host calls included). An asynchronous call, whose waits for the host are not
-    // charged, keeps isolated-vm's limit, and the watchdog follows it with a grace period.
-    const options = {
-      ...(waits && { timeout: this.limits.timeoutMs }),
-      ...(!asJson && { arguments: { copy: true } as const }),
-      result: { copy: true },
-    } as const;
+    const args: unknown[] = [asJson ? JSON.stringify(variables) : variables, compiled.wrapped, mode, waits];
+    // Without the text, the code runs alone.
+    const fused = ahead !== undefined && asJson;
+    if (fused) args.push(ahead.texts, own);
+    const options = this.#options[waits ? 'waits' : 'sync'][asJson ? 'json' : 'copy'];
     const budgetMs = waits ? this.limits.timeoutMs + WATCHDOG_GRACE_MS : this.limits.timeoutMs;
     const evaluation = isolate.watchdog.start(budgetMs, !waits);
     try {
@@ -239,6 +390,7 @@ export class Sandbox {
       if (!isolate.handle.isDisposed && !isCopyable(variables)) throw uncopyableVariables(variables, node);
       // A call that failed may have stopped anywhere, the guest's own work included.
       isolate.dropGuest();
+      if (fused && !this.#disposed && isolate.watchdog.evaluationsAfter(evaluation) > 0) return undefined;
       throw callFailure(error, {
         isolate: isolate.handle,
         stoppedByWatchdog: isolate.watchdog.fired(evaluation),
@@ -253,12 +405,12 @@ export class Sandbox {
   }
 
   /** The text wrapped for `mode`, its syntax checked the first time it is seen. */
-  #compiled(isolate: LiveIsolate, mode: GuestMode, text: string, node: string): CompiledText {
+  #compiled(mode: GuestMode, text: string, node: string): CompiledText {
     const texts = this.#texts[mode];
     const known = texts.get(text);
     if (known) return known;
     const compiled = mode === 'code' ? wrapCode(text) : wrapExpression(text);
-    this.#checkSyntax(isolate.handle, compiled.standalone, node);
+    this.#checkSyntax(this.#live().handle, compiled.standalone, node);
     texts.set(text, compiled);
     if (texts.size > TEXTS_KEPT) texts.delete(texts.keys().next().value!);
     return compiled;
@@ -291,6 +443,43 @@ export class Sandbox {
       if (Object.hasOwn(scope, name) && !this.#host.has(name)) define(variables, name, scope[name]);
     return variables;
   }
+}
+
+/** A RunCodeResult, whose scope afterwards is built when first read. */
+class CodeResult implements RunCodeResult {
+  readonly value: unknown;
+  readonly changed: Record<string, unknown>;
+  readonly logs: string[];
+  readonly conditions: (boolean | Error)[];
+  readonly #before: Record<string, unknown>;
+  #after: Record<string, unknown> | undefined;
+
+  constructor(ran: Finished, before: Record<string, unknown>, conditions: (boolean | Error)[]) {
+    this.value = ran.value;
+    this.changed = ran.scope;
+    this.logs = ran.logs;
+    this.conditions = conditions;
+    this.#before = before;
+  }
+
+  get scope(): Record<string, unknown> {
+    return (this.#after ??= withChanges(this.#before, this.changed));
+  }
+}
+
+/**
+ * isolated-vm's options for a call that `waits` for the host or not, whose variables cross as JSON text
+ * or as isolated-vm's copy. isolated-vm's time limit costs a tenth of a synchronous call: there the
+ * watchdog is the limit, bounding wall time (host calls included). An asynchronous call, whose waits
+ * for the host are not charged, keeps isolated-vm's limit, and the watchdog follows it with a grace
+ * period.
+ */
+function callOptions(limits: Readonly<SandboxLimits>, waits: boolean, asJson: boolean) {
+  return {
+    ...(waits && { timeout: limits.timeoutMs }),
+    ...(!asJson && { arguments: { copy: true } as const }),
+    result: { copy: true },
+  } as const;
 }
 
 /**

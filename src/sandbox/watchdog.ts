@@ -31,8 +31,12 @@ const IDLE_LOOKS = 2;
 /** Memory for the watchdog's own isolate, in megabytes (isolated-vm's minimum). */
 const WATCHDOG_MEMORY_MB = 8;
 
-/** Indices into the shared array. */
-const GENERATION = 0; // the number of the latest evaluation
+/**
+ * Indices into the shared array. GENERATION, the number of the latest evaluation, is also counted on by
+ * the guest (guest.ts) when one call runs several evaluations.
+ */
+export const WATCH_GENERATION = 0;
+const GENERATION = WATCH_GENERATION;
 const RUNNING = 1; // 1 while an evaluation is under way
 const ALIVE = 2; // 1 while the watchdog's task runs (or is about to)
 const STOP = 3; // 1 once the host disposes the watchdog
@@ -106,6 +110,19 @@ export class Watchdog {
     Atomics.store(this.#state, RUNNING, 1);
     if (Atomics.compareExchange(this.#state, ALIVE, 0, 1) === 0) this.#watch.applyIgnored(undefined, []);
     return generation;
+  }
+
+  /**
+   * The shared array's buffer, for the guest: a call that runs several evaluations counts each one on
+   * from `start`'s number, so that each has a budget of its own.
+   */
+  get buffer(): SharedArrayBuffer {
+    return this.#state.buffer as SharedArrayBuffer;
+  }
+
+  /** How many evaluations the call that `start` numbered `generation` had begun after its first. */
+  evaluationsAfter(generation: number): number {
+    return (Atomics.load(this.#state, GENERATION) - generation) | 0;
   }
 
   /** Marks the end of the evaluation under way. */
