@@ -273,7 +273,7 @@ async function measure(
   const indexPath = join(folder, snapshot.vectors.file);
   const index = await VectorIndex.load(
     indexPath,
-    await readFile(indexPath),
+    [await readFile(indexPath)],
     { dimensions: manifest.dimensions, m: manifest.m, efConstruction: manifest.efConstruction },
     snapshot.records,
     [],

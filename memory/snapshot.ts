@@ -28,6 +28,9 @@ import { WordIndex } from './word-index.js';
 /** The largest snapshot file read: it holds what the log does, read whole (log-file.ts). */
 const MAX_SNAPSHOT_BYTES = 2 ** 32;
 
+/** What a vectors file is read and checked in: the file is never held whole (hnswlib holds its own copy). */
+const READ_CHUNK_BYTES = 4 * 2 ** 20;
+
 /**
  * A snapshot's files, open: what a writer does to the folder meanwhile cannot change them. Without a
  * words file (the vectors a log names), the words index is made from the memories' texts.
@@ -103,12 +106,11 @@ export async function loadSnapshot(
     const { dimensions } = manifest;
     if (!vectors || !opened.vectors || dimensions === undefined)
       throw new IndexFileRejected('the vectors index is missing');
-    const bytes = await verified(opened.vectors, vectors);
     const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
     contents.vectors = await VectorIndex.load(
       // hnswlib opens a path: this one is the file just checked, whatever the folder holds now.
       openFilePath(opened.vectors, join(folder, vectors.file)),
-      bytes,
+      verifiedChunks(opened.vectors, vectors),
       { dimensions, ...indexShape(manifest) },
       vectorLabels,
       forgottenWithVectors,
@@ -176,7 +178,34 @@ async function verified(opened: OpenFile, file: SnapshotFile): Promise<Buffer> {
     const bytes = await readAll(opened);
     if (bytes.length === file.bytes && sha256(bytes) === file.sha256) return bytes;
   }
-  throw new IndexFileRejected(`${file.file} is not the file its manifest describes`);
+  throw notDescribed(file);
+}
+
+/**
+ * A snapshot file's bytes, front to back, READ_CHUNK_BYTES at a time (each valid until the next is
+ * asked for: one buffer is reused), hashed on the way; after the last, it throws IndexFileRejected unless
+ * its size and digest are the manifest's. One pass, and never the whole file in memory.
+ */
+async function* verifiedChunks(opened: OpenFile, file: SnapshotFile): AsyncGenerator<Buffer> {
+  // The size first: a file of another size is not read at all.
+  if (opened.size !== file.bytes) throw notDescribed(file);
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafeSlow(Math.min(READ_CHUNK_BYTES, opened.size));
+  let read = 0;
+  while (read < opened.size) {
+    const length = Math.min(buffer.length, opened.size - read);
+    const { bytesRead } = await opened.handle.read(buffer, 0, length, read);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    hash.update(chunk);
+    read += bytesRead;
+    yield chunk;
+  }
+  if (read !== file.bytes || hash.digest('hex') !== file.sha256) throw notDescribed(file);
+}
+
+function notDescribed(file: SnapshotFile): IndexFileRejected {
+  return new IndexFileRejected(`${file.file} is not the file its manifest describes`);
 }
 
 /** A file hnswlib wrote, as the manifest names it: read back for its digest. */
