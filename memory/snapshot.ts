@@ -76,10 +76,21 @@ export async function closeSnapshot(opened: OpenSnapshot | IndexFileRejected | u
   await opened?.vectors?.handle.close();
 }
 
+/** A snapshot's contents, their vectors index perhaps still to load. */
+export interface LoadedSnapshot {
+  contents: Contents;
+  /**
+   * Loads the vectors index into `contents` (checks, then hnswlib), when it was left for later
+   * (`deferVectors`); throws IndexFileRejected, SnapshotGone when the file was replaced meanwhile.
+   */
+  loadVectors: (() => Promise<void>) | undefined;
+}
+
 /**
  * The contents of the `held` records (the log's first, as many as the snapshot holds), with the
  * indexes from the snapshot's files (`opened`, described by `snapshot`). Throws IndexFileRejected when
- * they are not what `snapshot` says.
+ * they are not what `snapshot` says. With `deferVectors`, the vectors file is left for `loadVectors`:
+ * it opens the file again then, and takes it only if its size and digest are still the snapshot's.
  */
 export async function loadSnapshot(
   folder: string,
@@ -87,7 +98,8 @@ export async function loadSnapshot(
   held: readonly LogRecord[],
   opened: OpenSnapshot | IndexFileRejected,
   snapshot: SnapshotFiles,
-): Promise<Contents> {
+  deferVectors = false,
+): Promise<LoadedSnapshot> {
   if (opened instanceof IndexFileRejected) throw opened;
   // Labels, items and forgotten memories as the records make them; the indexes come from the files.
   const { contents, vectorLabels } = labelRecords(held, manifest);
@@ -101,24 +113,38 @@ export async function loadSnapshot(
     if (contents.words.size !== contents.items.size)
       throw new IndexFileRejected('the words index does not hold the memories its snapshot says');
   } else for (const item of contents.items.values()) contents.words.add(item.id, item.text);
-  if (vectorLabels.length > 0) {
-    const { vectors } = snapshot;
-    const { dimensions } = manifest;
-    if (!vectors || !opened.vectors || dimensions === undefined)
-      throw new IndexFileRejected('the vectors index is missing');
+  if (vectorLabels.length === 0) return { contents, loadVectors: undefined };
+  const { vectors } = snapshot;
+  const { dimensions } = manifest;
+  if (!vectors || !opened.vectors || dimensions === undefined)
+    throw new IndexFileRejected('the vectors index is missing');
+  const load = async (file: OpenFile) => {
+    // Forgotten as of now: memories forgotten after the snapshot, too, are marked deleted as it loads.
     const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
     contents.vectors = await VectorIndex.load(
       // hnswlib opens a path: this one is the file just checked, whatever the folder holds now.
-      openFilePath(opened.vectors, join(folder, vectors.file)),
-      verifiedChunks(opened.vectors, vectors),
+      openFilePath(file, join(folder, vectors.file)),
+      verifiedChunks(file, vectors),
       { dimensions, ...indexShape(manifest) },
       vectorLabels,
       forgottenWithVectors,
     );
     if (contents.vectors.size !== vectorLabels.length - forgottenWithVectors.length)
       throw new IndexFileRejected('the vectors index does not hold the memories its snapshot says');
+  };
+  if (!deferVectors) {
+    await load(opened.vectors);
+    return { contents, loadVectors: undefined };
   }
-  return contents;
+  const loadVectors = async () => {
+    const file = await openSnapshotFile(folder, vectors);
+    try {
+      await load(file);
+    } finally {
+      await file.handle.close();
+    }
+  };
+  return { contents, loadVectors };
 }
 
 /** Saves both indexes of `contents` (the log up to `log`) under new names: the snapshot to name them. */

@@ -97,12 +97,14 @@ describe('memory on disk', () => {
     await writeFile(join(folder, index), Buffer.alloc(size, 0xff));
     const notices: string[] = [];
     const reopened = await open(folder, notices);
+    // The open leaves the vectors file for the first search by meaning, which checks it then.
+    expect(notices).toEqual([]);
+    expect((await reopened.search('colour 2', 5)).map((hit) => hit.id)).toEqual(expected);
     expect(notices).toEqual([
       expect.stringMatching(
         /the saved index was not used \(vectors-.*\.hnsw is not the file its manifest describes\); rebuilt from the log/,
       ),
     ]);
-    expect((await reopened.search('colour 2', 5)).map((hit) => hit.id)).toEqual(expected);
   });
 
   it('ignores index files that come without a manifest', async () => {
