@@ -143,7 +143,11 @@ export class Namespace {
       // Another process's first vectors: the manifest now has their shape, without which they are not read.
       if (this.#manifest.dimensions === undefined && records.some((record) => hasVectorField(record)))
         return await this.#reload();
-      if (records.some((record) => hasVectorField(record))) await this.#vectorsReady();
+      if (records.some((record) => hasVectorField(record))) {
+        await this.#vectorsReady();
+        // Loading them may have read the namespace again (a rejected file): these records included.
+        if (this.#log !== log) return;
+      }
       for (const record of records) this.#apply(record);
       this.#log = position;
     } finally {

@@ -107,6 +107,24 @@ describe('memory on disk', () => {
     ]);
   });
 
+  it('reads the namespace once again when its index file, checked only now, fails after others appended', async () => {
+    const folder = await namespace();
+    const writer = await open(folder);
+    await writer.addMany(Array.from({ length: 30 }, (_, i) => ({ text: `item ${i} colour ${i % 4}` })));
+    await writer.close();
+    const notices: string[] = [];
+    const reader = await open(folder, notices);
+    const index = (await readdir(folder)).find((name) => name.endsWith('.hnsw'))!;
+    const { size } = await import('node:fs/promises').then((fs) => fs.stat(join(folder, index)));
+    await writeFile(join(folder, index), Buffer.alloc(size, 0xff));
+    // Appended with its vector, after the reader's open: catching up with it needs the index.
+    await writer.add('a violet shed');
+    const hits = await reader.search('violet shed', 3);
+    expect(hits[0]!.text).toBe('a violet shed');
+    expect(notices).toEqual([expect.stringMatching(/the saved index was not used .*; rebuilt from the log/)]);
+    expect(await reader.list()).toHaveLength(31);
+  });
+
   it('ignores index files that come without a manifest', async () => {
     const folder = await namespace();
     const store = await open(folder);
