@@ -5,6 +5,10 @@
  * under its lock (lock.ts): appending records, compacting the log, saving a snapshot. What to change,
  * and when, is the store's (store.ts).
  *
+ * The snapshot's vectors file, the namespace's largest, is read when something first needs it (a
+ * search by meaning, a write): opening for a search by words, a list or stats never reads it. It is
+ * opened again then, and used only if it is still the file the snapshot names.
+ *
  * A kill at any moment leaves a readable namespace: a cut last log line is ignored; a snapshot or a
  * compaction cut short is never named by the manifest.
  */
@@ -34,7 +38,7 @@ import {
   type OpenSnapshot,
   type SnapshotFiles,
 } from './snapshot.js';
-import { IndexFileRejected } from './vector-index.js';
+import { IndexFileRejected, type VectorIndex } from './vector-index.js';
 
 /**
  * Times a reader reads the manifest again when the snapshot it names was replaced before its files
@@ -46,6 +50,8 @@ const SNAPSHOT_ATTEMPTS = 5;
 interface Loaded {
   contents: Contents;
   from: number;
+  /** Loads their vectors index, when the open left it for later. */
+  loadVectors: (() => Promise<void>) | undefined;
 }
 
 export interface NamespaceOptions {
@@ -63,6 +69,12 @@ export class Namespace {
   #manifest: Manifest;
   #contents: Contents = emptyContents();
   #log: LogPosition | undefined;
+  /**
+   * The snapshot's vectors index, left for the first call that needs it (a search by meaning, a
+   * write): opening for a search by words, a list or stats, never reads that largest file.
+   */
+  #loadVectors: (() => Promise<void>) | undefined;
+  #vectorsLoading: Promise<void> | undefined;
 
   private constructor(options: NamespaceOptions, manifest: Manifest) {
     this.folder = options.folder;
@@ -84,9 +96,20 @@ export class Namespace {
     return this.#manifest;
   }
 
-  /** What the indexes hold; changed only through this namespace. */
+  /** What the indexes hold; changed only through this namespace. Its vectors: `vectors()`. */
   get contents(): Contents {
     return this.#contents;
+  }
+
+  /** Whether it holds a vectors index, loaded or left for later. */
+  get mayHaveVectors(): boolean {
+    return this.#contents.vectors !== undefined || this.#loadVectors !== undefined;
+  }
+
+  /** The vectors index, loaded now if the open left it for later. */
+  async vectors(): Promise<VectorIndex | undefined> {
+    await this.#vectorsReady();
+    return this.#contents.vectors;
   }
 
   /** Where the log was read up to; undefined while there is none. */
@@ -120,6 +143,11 @@ export class Namespace {
       // Another process's first vectors: the manifest now has their shape, without which they are not read.
       if (this.#manifest.dimensions === undefined && records.some((record) => hasVectorField(record)))
         return await this.#reload();
+      if (records.some((record) => hasVectorField(record))) {
+        await this.#vectorsReady();
+        // Loading them may have read the namespace again (a rejected file): these records included.
+        if (this.#log !== log) return;
+      }
       for (const record of records) this.#apply(record);
       this.#log = position;
     } finally {
@@ -137,6 +165,8 @@ export class Namespace {
       if (manifest.dimensions !== dimensions || manifest.model !== model) await this.#reload();
       else this.#manifest = manifest;
       await this.catchUp();
+      // Every change may touch the vectors index: appending, compacting, saving it.
+      await this.#vectorsReady();
       return work();
     });
   }
@@ -216,12 +246,13 @@ export class Namespace {
    * first, right after the manifest was read: once open, a writer that replaces them cannot take them
    * away. One already gone was replaced a moment before: the manifest is read again for the new one.
    */
-  async #load(): Promise<void> {
+  async #load(eager = false): Promise<void> {
+    this.#loadVectors = undefined;
     for (let attempt = 1; ; attempt++) {
       const opened = await openSnapshot(this.folder, this.#manifest.snapshot);
       const last = attempt >= SNAPSHOT_ATTEMPTS;
       try {
-        if (!(opened instanceof SnapshotGone && !last) && (await this.#loadWith(opened, last))) return;
+        if (!(opened instanceof SnapshotGone && !last) && (await this.#loadWith(opened, last, eager))) return;
       } finally {
         await closeSnapshot(opened);
       }
@@ -232,9 +263,14 @@ export class Namespace {
   /**
    * The log, read with the snapshot's files (`opened`, or why they cannot be used) when they fit it,
    * else with the vectors file its header names. False when that file was replaced before it could be
-   * opened (unless `last`): the manifest names the new one by now.
+   * opened (unless `last`): the manifest names the new one by now. Unless `eager`, the snapshot's
+   * vectors index is left for later when no record after it has a vector (they would go into it).
    */
-  async #loadWith(opened: OpenSnapshot | IndexFileRejected | undefined, last: boolean): Promise<boolean> {
+  async #loadWith(
+    opened: OpenSnapshot | IndexFileRejected | undefined,
+    last: boolean,
+    eager: boolean,
+  ): Promise<boolean> {
     const file = await openLog(this.folder);
     if (!file) {
       this.#contents = emptyContents();
@@ -244,8 +280,10 @@ export class Namespace {
     const { records, position } = await readLog(this.folder, file);
     const snapshot = this.#manifest.snapshot;
     let loaded: Loaded | IndexFileRejected | undefined;
-    if (opened && snapshot && snapshot.logId === position.id && snapshot.records <= records.length)
-      loaded = await this.#fromSnapshot(records, snapshot.records, opened, snapshot);
+    if (opened && snapshot && snapshot.logId === position.id && snapshot.records <= records.length) {
+      const defer = !eager && !records.slice(snapshot.records).some((record) => hasVectorField(record));
+      loaded = await this.#fromSnapshot(records, snapshot.records, opened, snapshot, defer);
+    }
     const rejected = loaded instanceof IndexFileRejected ? loaded : undefined;
     const held = position.vectors;
     if ((!loaded || rejected) && held && held.records <= records.length) {
@@ -255,7 +293,7 @@ export class Namespace {
       try {
         if (own instanceof SnapshotGone && !last) return false;
         // Never undefined: it is given a file to open.
-        loaded = await this.#fromSnapshot(records, held.records, own!, { vectors: held });
+        loaded = await this.#fromSnapshot(records, held.records, own!, { vectors: held }, false);
       } finally {
         await closeSnapshot(own);
       }
@@ -270,36 +308,64 @@ export class Namespace {
       this.#notice(`memory in ${this.folder}: the saved index was not used (${why}); rebuilt from the log`);
     const usable = loaded instanceof IndexFileRejected ? undefined : loaded;
     this.#contents = usable?.contents ?? emptyContents();
+    this.#loadVectors = usable?.loadVectors;
     for (const record of records.slice(usable?.from ?? 0)) this.#apply(record);
     this.#log = position;
     return true;
   }
 
-  /** The contents of the log's first `count` records from the files `opened`, or why they cannot be. */
+  /**
+   * The contents of the log's first `count` records from the files `opened`, or why they cannot be;
+   * with `deferVectors`, their vectors index is left for later (loadSnapshot).
+   */
   async #fromSnapshot(
     records: readonly LogRecord[],
     count: number,
     opened: OpenSnapshot | IndexFileRejected,
     files: SnapshotFiles,
+    deferVectors: boolean,
   ): Promise<Loaded | IndexFileRejected> {
     try {
-      const contents = await loadSnapshot(
+      const { contents, loadVectors } = await loadSnapshot(
         this.folder,
         this.#manifest,
         records.slice(0, count),
         opened,
         files,
+        deferVectors,
       );
-      return { contents, from: count };
+      return { contents, from: count, loadVectors };
     } catch (error) {
       if (error instanceof IndexFileRejected) return error;
       throw error;
     }
   }
 
-  async #reload(): Promise<void> {
+  async #reload(eager = false): Promise<void> {
     this.#setManifest(await readManifest(this.folder));
-    await this.#load();
+    await this.#load(eager);
+  }
+
+  /** Loads the vectors index the open left for later, once however many calls wait for it. */
+  async #vectorsReady(): Promise<void> {
+    while (this.#loadVectors) {
+      this.#vectorsLoading ??= this.#loadLeftVectors(this.#loadVectors).finally(() => {
+        this.#vectorsLoading = undefined;
+      });
+      await this.#vectorsLoading;
+    }
+  }
+
+  async #loadLeftVectors(load: () => Promise<void>): Promise<void> {
+    try {
+      await load();
+      if (this.#loadVectors === load) this.#loadVectors = undefined;
+    } catch (error) {
+      if (!(error instanceof IndexFileRejected)) throw error;
+      // Not the file the snapshot names, or replaced since: the namespace is read again, its vectors
+      // at once, as an open does when it cannot use a snapshot (the notice, the rebuild from the log).
+      await this.#reload(true);
+    }
   }
 
   #setManifest(manifest: Manifest): void {

@@ -14,8 +14,6 @@ export const LOG_FORMAT = 'meta-agent/memory-log@2';
 /** Logs written before format 2: every vector in its record. */
 const LOG_FORMAT_1 = 'meta-agent/memory-log@1';
 
-const metaSchema = z.record(z.string(), z.string());
-
 /**
  * Where the vectors of a format 2 log's first `records` records are: an index file of the folder (a
  * snapshot's, named as the manifest names them), with its size and digest. Their add records keep
@@ -37,24 +35,68 @@ const headerSchema = z.strictObject({
   vectors: heldVectorsSchema.optional(),
 });
 
-const addSchema = z.strictObject({
-  op: z.literal('add'),
-  id: z.string().min(1).max(64),
-  text: z.string(),
-  meta: metaSchema,
-  at: z.string(),
+/** An add record: a memory, with its vector (or, for a held vector, its model alone: HeldVectors). */
+export interface AddRecord {
+  op: 'add';
+  id: string;
+  text: string;
+  meta: Record<string, string>;
+  at: string;
   /** The embedding model that made `vector` (or the held vector: HeldVectors); `vector` not without it. */
-  model: z.string().optional(),
-  vector: z.string().optional(),
-});
+  model?: string;
+  vector?: string;
+}
 
-const forgetSchema = z.strictObject({ op: z.literal('forget'), id: z.string().min(1) });
+export interface ForgetRecord {
+  op: 'forget';
+  id: string;
+}
 
-const recordSchema = z.discriminatedUnion('op', [addSchema, forgetSchema]);
-
+export type LogRecord = AddRecord | ForgetRecord;
 export type LogHeader = z.infer<typeof headerSchema>;
-export type AddRecord = z.infer<typeof addSchema>;
-export type LogRecord = z.infer<typeof recordSchema>;
+
+/** The most characters a memory's id may have. */
+const MAX_ID_CHARS = 64;
+
+/** The fields an add record may have: any other makes the line no record. */
+const ADD_FIELDS = new Set(['op', 'id', 'text', 'meta', 'at', 'model', 'vector']);
+
+/**
+ * `value` (a parsed log line) as a record, or undefined when it is not one. Checked by hand rather than
+ * by a schema: it runs once per line of a log of 100,000 lines at every open, where zod was most of the
+ * parse. Exactly the shapes above, no field more or less.
+ */
+export function asRecord(value: unknown): LogRecord | undefined {
+  if (!isObject(value)) return undefined;
+  if (value.op === 'forget') {
+    const { id } = value;
+    if (typeof id !== 'string' || id.length === 0) return undefined;
+    for (const key in value) if (key !== 'op' && key !== 'id') return undefined;
+    return value as unknown as ForgetRecord;
+  }
+  if (value.op !== 'add') return undefined;
+  const { id, text, meta, at, model, vector } = value;
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_CHARS) return undefined;
+  if (typeof text !== 'string' || typeof at !== 'string' || !isStringMap(meta)) return undefined;
+  if (!optionalString(value, 'model', model) || !optionalString(value, 'vector', vector)) return undefined;
+  for (const key in value) if (!ADD_FIELDS.has(key)) return undefined;
+  return value as unknown as AddRecord;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  if (!isObject(value)) return false;
+  for (const key in value) if (typeof value[key] !== 'string') return false;
+  return true;
+}
+
+/** A field that is absent, or a string. */
+function optionalString(record: Record<string, unknown>, key: string, value: unknown): boolean {
+  return typeof value === 'string' || !Object.hasOwn(record, key);
+}
 
 export function headerLine(id: string, vectors?: HeldVectors): string {
   const header: LogHeader = { op: 'log', format: LOG_FORMAT, id, ...(vectors && { vectors }) };
@@ -97,9 +139,9 @@ export function parseRecords(chunk: Buffer, start: number, firstLineNumber: numb
     from = newline + 1;
     const number = lineNumber++;
     if (line.trim() === '') continue;
-    const parsed = recordSchema.safeParse(safeJson(line));
-    if (!parsed.success) throw new LogDamaged(`line ${number} is not a memory record`);
-    records.push(parsed.data);
+    const record = asRecord(safeJson(line));
+    if (!record) throw new LogDamaged(`line ${number} is not a memory record`);
+    records.push(record);
   }
   return { records, bytes: start + end };
 }

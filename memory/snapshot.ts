@@ -28,6 +28,9 @@ import { WordIndex } from './word-index.js';
 /** The largest snapshot file read: it holds what the log does, read whole (log-file.ts). */
 const MAX_SNAPSHOT_BYTES = 2 ** 32;
 
+/** What a vectors file is read and checked in: the file is never held whole (hnswlib holds its own copy). */
+const READ_CHUNK_BYTES = 4 * 2 ** 20;
+
 /**
  * A snapshot's files, open: what a writer does to the folder meanwhile cannot change them. Without a
  * words file (the vectors a log names), the words index is made from the memories' texts.
@@ -73,10 +76,21 @@ export async function closeSnapshot(opened: OpenSnapshot | IndexFileRejected | u
   await opened?.vectors?.handle.close();
 }
 
+/** A snapshot's contents, their vectors index perhaps still to load. */
+export interface LoadedSnapshot {
+  contents: Contents;
+  /**
+   * Loads the vectors index into `contents` (checks, then hnswlib), when it was left for later
+   * (`deferVectors`); throws IndexFileRejected, SnapshotGone when the file was replaced meanwhile.
+   */
+  loadVectors: (() => Promise<void>) | undefined;
+}
+
 /**
  * The contents of the `held` records (the log's first, as many as the snapshot holds), with the
  * indexes from the snapshot's files (`opened`, described by `snapshot`). Throws IndexFileRejected when
- * they are not what `snapshot` says.
+ * they are not what `snapshot` says. With `deferVectors`, the vectors file is left for `loadVectors`:
+ * it opens the file again then, and takes it only if its size and digest are still the snapshot's.
  */
 export async function loadSnapshot(
   folder: string,
@@ -84,7 +98,8 @@ export async function loadSnapshot(
   held: readonly LogRecord[],
   opened: OpenSnapshot | IndexFileRejected,
   snapshot: SnapshotFiles,
-): Promise<Contents> {
+  deferVectors = false,
+): Promise<LoadedSnapshot> {
   if (opened instanceof IndexFileRejected) throw opened;
   // Labels, items and forgotten memories as the records make them; the indexes come from the files.
   const { contents, vectorLabels } = labelRecords(held, manifest);
@@ -98,25 +113,38 @@ export async function loadSnapshot(
     if (contents.words.size !== contents.items.size)
       throw new IndexFileRejected('the words index does not hold the memories its snapshot says');
   } else for (const item of contents.items.values()) contents.words.add(item.id, item.text);
-  if (vectorLabels.length > 0) {
-    const { vectors } = snapshot;
-    const { dimensions } = manifest;
-    if (!vectors || !opened.vectors || dimensions === undefined)
-      throw new IndexFileRejected('the vectors index is missing');
-    const bytes = await verified(opened.vectors, vectors);
+  if (vectorLabels.length === 0) return { contents, loadVectors: undefined };
+  const { vectors } = snapshot;
+  const { dimensions } = manifest;
+  if (!vectors || !opened.vectors || dimensions === undefined)
+    throw new IndexFileRejected('the vectors index is missing');
+  const load = async (file: OpenFile) => {
+    // Forgotten as of now: memories forgotten after the snapshot, too, are marked deleted as it loads.
     const forgottenWithVectors = vectorLabels.filter((label) => contents.forgotten.has(label));
     contents.vectors = await VectorIndex.load(
       // hnswlib opens a path: this one is the file just checked, whatever the folder holds now.
-      openFilePath(opened.vectors, join(folder, vectors.file)),
-      bytes,
+      openFilePath(file, join(folder, vectors.file)),
+      verifiedChunks(file, vectors),
       { dimensions, ...indexShape(manifest) },
       vectorLabels,
       forgottenWithVectors,
     );
     if (contents.vectors.size !== vectorLabels.length - forgottenWithVectors.length)
       throw new IndexFileRejected('the vectors index does not hold the memories its snapshot says');
+  };
+  if (!deferVectors) {
+    await load(opened.vectors);
+    return { contents, loadVectors: undefined };
   }
-  return contents;
+  const loadVectors = async () => {
+    const file = await openSnapshotFile(folder, vectors);
+    try {
+      await load(file);
+    } finally {
+      await file.handle.close();
+    }
+  };
+  return { contents, loadVectors };
 }
 
 /** Saves both indexes of `contents` (the log up to `log`) under new names: the snapshot to name them. */
@@ -176,7 +204,34 @@ async function verified(opened: OpenFile, file: SnapshotFile): Promise<Buffer> {
     const bytes = await readAll(opened);
     if (bytes.length === file.bytes && sha256(bytes) === file.sha256) return bytes;
   }
-  throw new IndexFileRejected(`${file.file} is not the file its manifest describes`);
+  throw notDescribed(file);
+}
+
+/**
+ * A snapshot file's bytes, front to back, READ_CHUNK_BYTES at a time (each valid until the next is
+ * asked for: one buffer is reused), hashed on the way; after the last, it throws IndexFileRejected unless
+ * its size and digest are the manifest's. One pass, and never the whole file in memory.
+ */
+async function* verifiedChunks(opened: OpenFile, file: SnapshotFile): AsyncGenerator<Buffer> {
+  // The size first: a file of another size is not read at all.
+  if (opened.size !== file.bytes) throw notDescribed(file);
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafeSlow(Math.min(READ_CHUNK_BYTES, opened.size));
+  let read = 0;
+  while (read < opened.size) {
+    const length = Math.min(buffer.length, opened.size - read);
+    const { bytesRead } = await opened.handle.read(buffer, 0, length, read);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    hash.update(chunk);
+    read += bytesRead;
+    yield chunk;
+  }
+  if (read !== file.bytes || hash.digest('hex') !== file.sha256) throw notDescribed(file);
+}
+
+function notDescribed(file: SnapshotFile): IndexFileRejected {
+  return new IndexFileRejected(`${file.file} is not the file its manifest describes`);
 }
 
 /** A file hnswlib wrote, as the manifest names it: read back for its digest. */

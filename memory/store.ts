@@ -129,18 +129,22 @@ export class MemoryStore implements Memory {
 
   /** The `k` memories closest to `query`, by meaning and by words, closest first. */
   async search(query: string, k: number, signal?: AbortSignal): Promise<MemoryHit[]> {
-    await this.#namespace.catchUp();
-    const { items, vectors, words } = this.#namespace.contents;
+    const namespace = this.#namespace;
+    await namespace.catchUp();
     const wanted = Math.max(k * 3, 20);
     let meaning: Array<{ id: string; similarity: number }> = [];
-    if (vectors && vectors.size > 0 && query.trim() !== '') {
+    if (namespace.mayHaveVectors && query.trim() !== '') {
       const vector = (await this.#embedding.embed([query], this.#dimensions, signal))?.vectors[0];
-      if (vector)
+      // Only a search by meaning loads the vectors index (the open leaves it for later).
+      const vectors = vector && (await namespace.vectors());
+      if (vector && vectors && vectors.size > 0)
         meaning = vectors.search(vector, wanted).map(({ label, similarity }) => ({
-          id: this.#namespace.contents.ids[label]!,
+          id: namespace.contents.ids[label]!,
           similarity: Number(similarity.toFixed(4)),
         }));
     }
+    // Read after the vectors: loading them can read the namespace again (a rejected index file).
+    const { items, words } = namespace.contents;
     const lexical = words.search(query, wanted);
     const textOf = (id: string) => items.get(id)?.text ?? '';
     return fuse(meaning, lexical, query, textOf, k).flatMap((hit) => {

@@ -3,10 +3,10 @@
  * keeps a label's low 32 bits, so 2^32 silently overwrites label 0, and -1 becomes 4294967295), the
  * index grows before it is full instead of throwing, vectors must have the index's dimensions and be
  * finite, deleted elements are left out of the size, and a file is loaded only after it passed
- * hnsw-file.ts's checks, from the bytes that were checked.
+ * hnsw-file.ts's checks, from the file whose bytes were checked.
  */
 import hnswlib from 'hnswlib-node';
-import { indexFileProblem, MIN_CAPACITY } from './hnsw-file.js';
+import { IndexFileCheck, MIN_CAPACITY } from './hnsw-file.js';
 
 const { HierarchicalNSW } = hnswlib;
 type Hnsw = InstanceType<typeof HierarchicalNSW>;
@@ -50,23 +50,27 @@ export class VectorIndex {
   }
 
   /**
-   * Loads the index file at `path`, whose `bytes` are checked first (hnsw-file.ts): `path` must open
-   * those very bytes (files.ts's openFilePath). `labels`: the labels it must hold, each once, or their
-   * count when they are 0 to count - 1. `deleted`: labels it holds that are no longer live.
+   * Loads the index file at `path` once `bytes`, the file read front to back in chunks, passed the
+   * checks (hnsw-file.ts): `path` must open those very bytes (files.ts's openFilePath), and `bytes` may
+   * throw to refuse the file (a digest that does not match). `labels`: the labels it must hold, each
+   * once, or their count when they are 0 to count - 1. `deleted`: labels it holds that are no longer
+   * live.
    */
   static async load(
     path: string,
-    bytes: Buffer,
+    bytes: Iterable<Buffer> | AsyncIterable<Buffer>,
     shape: IndexShape,
     labels: number | readonly number[],
     deleted: Iterable<number>,
   ): Promise<VectorIndex> {
     const forgotten = new Set(deleted);
-    const problem = indexFileProblem(bytes, {
+    const check = new IndexFileCheck({
       ...shape,
       labels: typeof labels === 'number' ? Array.from({ length: labels }, (_, label) => label) : labels,
       deleted: forgotten,
     });
+    for await (const chunk of bytes) check.feed(chunk);
+    const problem = check.finish();
     if (problem) throw new IndexFileRejected(problem);
     const index = new HierarchicalNSW('cosine', shape.dimensions);
     try {

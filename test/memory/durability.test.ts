@@ -97,12 +97,32 @@ describe('memory on disk', () => {
     await writeFile(join(folder, index), Buffer.alloc(size, 0xff));
     const notices: string[] = [];
     const reopened = await open(folder, notices);
+    // The open leaves the vectors file for the first search by meaning, which checks it then.
+    expect(notices).toEqual([]);
+    expect((await reopened.search('colour 2', 5)).map((hit) => hit.id)).toEqual(expected);
     expect(notices).toEqual([
       expect.stringMatching(
         /the saved index was not used \(vectors-.*\.hnsw is not the file its manifest describes\); rebuilt from the log/,
       ),
     ]);
-    expect((await reopened.search('colour 2', 5)).map((hit) => hit.id)).toEqual(expected);
+  });
+
+  it('reads the namespace once again when its index file, checked only now, fails after others appended', async () => {
+    const folder = await namespace();
+    const writer = await open(folder);
+    await writer.addMany(Array.from({ length: 30 }, (_, i) => ({ text: `item ${i} colour ${i % 4}` })));
+    await writer.close();
+    const notices: string[] = [];
+    const reader = await open(folder, notices);
+    const index = (await readdir(folder)).find((name) => name.endsWith('.hnsw'))!;
+    const { size } = await import('node:fs/promises').then((fs) => fs.stat(join(folder, index)));
+    await writeFile(join(folder, index), Buffer.alloc(size, 0xff));
+    // Appended with its vector, after the reader's open: catching up with it needs the index.
+    await writer.add('a violet shed');
+    const hits = await reader.search('violet shed', 3);
+    expect(hits[0]!.text).toBe('a violet shed');
+    expect(notices).toEqual([expect.stringMatching(/the saved index was not used .*; rebuilt from the log/)]);
+    expect(await reader.list()).toHaveLength(31);
   });
 
   it('ignores index files that come without a manifest', async () => {

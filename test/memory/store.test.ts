@@ -177,6 +177,46 @@ describe('memory store', () => {
     );
   });
 
+  it('refuses a log line of any shape but a record, field by field', async () => {
+    const store = await open();
+    await store.addMany(FACTS.map((text) => ({ text })));
+    const lines = (await readFile(join(folder, LOG_FILE), 'utf8')).split('\n');
+    const add = { op: 'add', id: 'x1', text: 'a memory', meta: {}, at: '2026-01-01T00:00:00Z' };
+    const bad = [
+      { ...add, extra: 1 },
+      { ...add, meta: { source: 3 } },
+      { ...add, meta: ['a'] },
+      { ...add, meta: null },
+      { ...add, id: '' },
+      { ...add, id: 'x'.repeat(65) },
+      { ...add, text: 5 },
+      { ...add, model: null },
+      { ...add, vector: 12 },
+      { op: 'add', id: 'x1', text: 'no meta', at: '2026-01-01T00:00:00Z' },
+      { op: 'forget', id: 'x1', text: 'more' },
+      { op: 'forget', id: '' },
+      { op: 'drop', id: 'x1' },
+      ['op', 'add'],
+      'add',
+    ];
+    for (const line of bad) {
+      await writeFile(
+        join(folder, LOG_FILE),
+        [...lines.slice(0, 2), JSON.stringify(line), ...lines.slice(2)].join('\n'),
+      );
+      await expect(open(), JSON.stringify(line)).rejects.toThrow(/its log line 3 is not a memory record/);
+    }
+    await writeFile(
+      join(folder, LOG_FILE),
+      [
+        ...lines.slice(0, 2),
+        JSON.stringify({ ...add, meta: { source: 'chat' }, model: 'm' }),
+        ...lines.slice(2),
+      ].join('\n'),
+    );
+    expect((await (await open()).list()).map((item) => item.meta)).toContainEqual({ source: 'chat' });
+  });
+
   it('refuses a manifest that is not one', async () => {
     const store = await open();
     await store.add('something');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import hnswlib from 'hnswlib-node';
 import { describe, expect, it } from 'vitest';
-import { indexFileProblem } from '../../memory/hnsw-file.js';
+import { IndexFileCheck, indexFileProblem, type ExpectedIndex } from '../../memory/hnsw-file.js';
 import { IndexFileRejected, VectorIndex } from '../../memory/vector-index.js';
 
 const shape = { dimensions: 8, m: 16, efConstruction: 100 };
@@ -69,7 +69,7 @@ describe('vector index', () => {
     for (let i = 0; i < 300; i++) index.add(i, unit(i));
     index.remove(7);
     const path = await written(index);
-    const loaded = await VectorIndex.load(path, await readFile(path), shape, 300, [7]);
+    const loaded = await VectorIndex.load(path, [await readFile(path)], shape, 300, [7]);
     expect(loaded.size).toBe(299);
     for (const i of [0, 50, 299]) expect(loaded.search(unit(i), 5)).toEqual(index.search(unit(i), 5));
   });
@@ -84,7 +84,7 @@ describe('vector index', () => {
     expect(raw.getCurrentCount()).toBe(20);
 
     await expect(
-      VectorIndex.load(path, await readFile(path), { ...shape, dimensions: 16 }, 20, []),
+      VectorIndex.load(path, [await readFile(path)], { ...shape, dimensions: 16 }, 20, []),
     ).rejects.toThrow(new IndexFileRejected('its vectors have 8 dimensions, the manifest says 16'));
   });
 
@@ -122,8 +122,28 @@ describe('vector index', () => {
 
     const dir = await mkdtemp(join(tmpdir(), 'hnsw-'));
     await writeFile(join(dir, 'bad.hnsw'), crafted);
-    await expect(VectorIndex.load(join(dir, 'bad.hnsw'), crafted, shape, 50, [])).rejects.toThrow(
+    await expect(VectorIndex.load(join(dir, 'bad.hnsw'), [crafted], shape, 50, [])).rejects.toThrow(
       IndexFileRejected,
+    );
+  });
+
+  it('checks a file read in chunks of any size as it checks it whole, without holding it', async () => {
+    const index = VectorIndex.create(shape);
+    for (let i = 0; i < 200; i++) index.add(i, unit(i));
+    const file = await readFile(await written(index));
+    const expected = { ...shape, labels: labels(200), deleted: new Set<number>() };
+    const crafted = Buffer.from(file);
+    // The last element's last vector value: a chunk boundary falls inside it for most sizes.
+    const last = file.length;
+    const upperStart = 96 + 200 * (2 * 16 * 4 + 4 + shape.dimensions * 4 + 8);
+    crafted.writeFloatLE(Number.NaN, upperStart - 8 - 4);
+    for (const size of [1, 7, 96, 1000, 4096, last]) {
+      expect(checkInChunks(file, size, expected)).toBeUndefined();
+      expect(checkInChunks(crafted, size, expected)).toBe(indexFileProblem(crafted, expected));
+      expect(checkInChunks(file.subarray(0, last - 3), size, expected)).toMatch(/cut short|after its last/);
+    }
+    expect(indexFileProblem(crafted, expected)).toBe(
+      'element 199 has a vector value of NaN, not one of a unit vector',
     );
   });
 
@@ -149,6 +169,12 @@ describe('vector index', () => {
     expect(indexFileProblem(crafted, expected)).toBe('it holds no elements but has an entry point');
   });
 });
+
+function checkInChunks(file: Buffer, size: number, expected: ExpectedIndex): string | undefined {
+  const check = new IndexFileCheck(expected);
+  for (let at = 0; at < file.length; at += size) check.feed(Buffer.from(file.subarray(at, at + size)));
+  return check.finish();
+}
 
 function labels(count: number): number[] {
   return Array.from({ length: count }, (_, label) => label);
