@@ -4,6 +4,7 @@
  * Encoders are WASM objects: they are created once per encoding and kept for the life of the process
  * (a handful at most).
  */
+import { CountCache } from './count-cache.js';
 import { get_encoding, get_encoding_name_for_model } from './tiktoken.js';
 import type { Tiktoken, TiktokenEncoding, TiktokenModel } from '@dqbd/tiktoken';
 import type { AnswerLabel, ChatMessage } from './types.js';
@@ -42,9 +43,12 @@ function encoderFor(modelName: string): Tiktoken {
   return encoder;
 }
 
-/** Counts remembered per encoding before the oldest are forgotten. */
-const COUNTS_KEPT = 20_000;
-const counts = new Map<TiktokenEncoding, Map<string, number>>();
+/**
+ * Characters of text whose counts are remembered per encoding (see count-cache.ts): a few MB, which
+ * is the turns of a full history window (some 30 000 characters) a hundred times over.
+ */
+const COUNTED_CHARS_KEPT = 4_000_000;
+const counts = new Map<TiktokenEncoding, CountCache>();
 
 /**
  * Tokens in `text` for `modelName` (an estimate with o200k_base for models tiktoken does not know).
@@ -54,11 +58,10 @@ export function countTokens(modelName: string, text: string): number {
   if (text === '') return 0;
   const encoding = knownEncoding(modelName) ?? FALLBACK_ENCODING;
   let known = counts.get(encoding);
-  if (!known) counts.set(encoding, (known = new Map()));
+  if (!known) counts.set(encoding, (known = new CountCache(COUNTED_CHARS_KEPT)));
   let count = known.get(text);
   if (count === undefined) {
     count = encodedLength(encoderFor(modelName), text);
-    if (known.size >= COUNTS_KEPT) known.delete(known.keys().next().value!);
     known.set(text, count);
   }
   return count;
