@@ -10,7 +10,7 @@
  * The cases take turns within each repetition, so a slow moment of the machine is spread over them all.
  * The servers run in a child process (design-servers.ts), so their work is not in the CPU figures.
  *
- * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js design` (or dist/bench/design.bench.js)
+ * Run: `npx tsc -p . && node scripts/bundle-cli.js && node --no-node-snapshot bench/run.js design` (or dist/bench/design.bench.js)
  */
 import { fork, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

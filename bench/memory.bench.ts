@@ -32,7 +32,7 @@
  * index's: its recall is the index's, and its extra time is the store's own (embedding call, log
  * check, words search, fusion).
  *
- * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js memory` (about 3 minutes on 2 cores).
+ * Run: `npx tsc -p . && node scripts/bundle-cli.js && node --no-node-snapshot bench/run.js memory` (about 3 minutes on 2 cores).
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';

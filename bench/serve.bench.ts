@@ -23,7 +23,7 @@
  *
  * `BENCH_SERVE_PROFILE=DIR` writes a CPU profile of the throughput server into DIR (`node --cpu-prof`).
  *
- * Run: `npx tsc -p . && node --no-node-snapshot bench/run.js serve`
+ * Run: `npx tsc -p . && node scripts/bundle-cli.js && node --no-node-snapshot bench/run.js serve`
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';

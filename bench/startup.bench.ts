@@ -19,8 +19,8 @@
  * The CLI is started as a user's shell starts it (with the Node options of the bin's shebang line, and
  * no NODE_OPTIONS), with no model configured and no local server found (the probe goes to a closed port).
  *
- * Run: `npm run build && node dist/bench/startup.bench.js` (or `node bench/run.js startup`): it times the
- * bundled CLI, which `npx tsc -p .` alone does not rebuild.
+ * Run: `npx tsc -p . && node scripts/bundle-cli.js && node dist/bench/startup.bench.js` (or `node
+ * bench/run.js startup`): it times the bundled CLI, which tsc alone does not rebuild.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
