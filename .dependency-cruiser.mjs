@@ -27,6 +27,7 @@ const LAYERS = [
     { folder: 'src/postgres/' },
     { folder: 'src/llm/' },
     { folder: 'src/sandbox/' },
+    { folder: 'src/mcp/' },
     { folder: 'memory/' },
   ],
   [{ folder: 'src/aipl/' }],

@@ -2,9 +2,9 @@
  * The one way to open an agent. Every agent of a run (the one the user opened with chat, call or
  * simulate, the designer, the designed agent under `--check`, a goal run's sub-agents) is an
  * interpreter created here, on the run's models, events and store, and lent what any agent gets: the
- * goal loop (`goals`, which `goal_loop` nodes run), flows (`flows`) and, when its graph's config asks,
- * long-term memory (`memory`). What the goal loop may do comes from the user's permissions, never from a
- * graph, and a sub-agent gets its parent's.
+ * goal loop (`goals`, which `goal_loop` nodes run), flows (`flows`), the user's MCP tools (`mcp`) when
+ * they have servers and, when its graph's config asks, long-term memory (`memory`). What the goal loop
+ * may do comes from the user's permissions, never from a graph, and a sub-agent gets its parent's.
  */
 import { resolve } from 'node:path';
 import { goalLoopHost } from '../autonomous/nested-run.js';
@@ -13,8 +13,10 @@ import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/ac
 import { Interpreter } from '../engine/interpreter.js';
 import type { EventBus } from '../events.js';
 import { flowHost } from '../flow/nested.js';
+import { MCP_NAMESPACE, mcpHost } from './mcp-host.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Store } from '../store/store.js';
 import type { AgentDesigner, SubAgentsLent } from '../../tools/sub-agents.js';
 
@@ -34,6 +36,8 @@ export interface AgentWorld {
   events: EventBus;
   store: Store;
   goalLoop?: GoalLoopPermissions;
+  /** The user's MCP servers (--mcp-config, or their default file): lent as `mcp`, and to goal runs. */
+  mcp?: McpServers;
   /** The folder flow files are found in, and only inside (the graph file's; a sub-agent's workspace). */
   folder: string;
   /** Told where a nested goal run is saved as it starts. */
@@ -71,9 +75,11 @@ async function openAgent(world: AgentWorld, spec: AgentSpec, depth: number): Pro
         ...(world.onWarning && { onWarning: world.onWarning }),
         ...(memory && { memory: memory.open }),
         subAgents: subAgentsOf(world, depth),
+        ...(world.mcp && { mcp: world.mcp }),
       }),
       ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
       [FLOWS_NAMESPACE]: flowHost({ folder: world.folder, model: models.chatbot, events: world.events }),
+      ...(world.mcp && { [MCP_NAMESPACE]: mcpHost(world.mcp) }),
       ...spec.host,
     },
     ...(spec.selfReferential !== undefined && { selfReferential: spec.selfReferential }),
