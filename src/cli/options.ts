@@ -125,3 +125,21 @@ export function addDatabaseOption(command: Command): Command {
     'keep this work in PostgreSQL (postgres://USER:PASSWORD@HOST/DB; default META_AGENT_DATABASE_URL)',
   );
 }
+
+/** Help text for --mcp-config, for the commands whose runs may call MCP tools. */
+export const MCP_OPTION_HELP = `
+MCP: the tools of your MCP servers, in the mcpServers format Claude Desktop and Cursor read
+({"mcpServers": {"NAME": {"command": "…", "args": […], "env": {…}}}} or {"url": "https://…/mcp",
+"headers": {…}}), from --mcp-config FILE or else CONFIG_DIR/mcp.json. A server starts when first needed
+and stops with the run. Goal runs offer each tool as a command mcp__SERVER__TOOL (read-only tools as
+reads, the others as side effects: --allow 'mcp__SERVER__*' lets them run unasked); code nodes call
+mcp.call("SERVER", "TOOL", {…}); a flow node may be a tool call. A graph or flow file names tools,
+never servers. \`meta-agent doctor\` starts each server and lists its tools.`;
+
+/** Adds --mcp-config to `command`. */
+export function addMcpOption(command: Command): Command {
+  return command.option(
+    '--mcp-config <file>',
+    'MCP servers whose tools the run may use (mcpServers JSON; default CONFIG_DIR/mcp.json)',
+  );
+}
