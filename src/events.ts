@@ -155,7 +155,7 @@ export type GoalEvent =
   | ({ type: 'goal.ended'; reason: GoalEndReason; detail: string } & GoalSpend);
 
 /** What a run warns about: a loop, a budget, a resumed step, or its long-term memory. */
-export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory';
+export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory' | 'mcp';
 
 /**
  * Where a flow node stands in a pass: asking the model (`running`, `retry` after an answer its

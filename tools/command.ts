@@ -119,6 +119,11 @@ export interface Command {
   /** One or two sentences for the model: what it does, what it returns, what it refuses. */
   readonly description: string;
   readonly args: z.ZodObject;
+  /**
+   * The arguments' JSON Schema as the model is offered it, when the command brings its own (an MCP
+   * tool's); otherwise it is derived from `args`.
+   */
+  readonly parameters?: Record<string, unknown>;
   readonly effect: Effect;
   readonly needs: readonly ResourceName[];
   /** Runs the command; `args` must have passed `args.parse` (the loop checks them first). */

@@ -73,6 +73,7 @@ export function toolSpecs(registry: CommandRegistry): ToolSpec[] {
 
 /** The JSON Schema of a command's arguments, without the `$schema` key some servers refuse. */
 export function argumentSchema(command: Command): Record<string, unknown> {
+  if (command.parameters) return command.parameters;
   const { $schema: _ignored, ...schema } = z.toJSONSchema(command.args, { unrepresentable: 'any' }) as Record<
     string,
     unknown
@@ -104,7 +105,10 @@ export function checkArgs(command: Command, args: unknown): CheckedArgs {
       problem: `the arguments of ${command.name} nest more than ${MAX_ARGS_DEPTH} levels deep; usage: ${commandUsage(command)}`,
     };
   const known = Object.keys(command.args.shape);
-  const unknown = Object.keys(args).filter((name) => !known.includes(name));
+  // A schema that names no argument but takes any (an MCP tool's that zod could not read) has no
+  // unknown ones.
+  const takesAny = known.length === 0 && command.args.def.catchall?._zod.def.type === 'unknown';
+  const unknown = takesAny ? [] : Object.keys(args).filter((name) => !known.includes(name));
   const checked = command.args.safeParse(args);
   const problems = unknown.map(
     (name) =>

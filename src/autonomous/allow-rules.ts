@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
+import { patternOf } from './allow-patterns.js';
 import { writeTextFile } from '../write-file.js';
+import { MCP_PREFIX } from '../../tools/mcp-commands.js';
 import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import { configInsideWorkspace, userConfigDir } from './consent.js';
 
@@ -32,7 +34,9 @@ export async function loadAllowRules(
   const read = await readRules(config);
   if ('problem' in read) return { commands: [], problem: `${allowRulesPath(config)}: ${read.problem}` };
   const listed = read.rules[workspace] ?? [];
-  const commands = listed.filter((name): name is string => typeof name === 'string' && known.includes(name));
+  const commands = listed.filter(
+    (name): name is string => typeof name === 'string' && allowable(name, known),
+  );
   const unknown = listed.length - commands.length;
   return unknown > 0
     ? { commands, problem: `${allowRulesPath(config)}: ${unknown} unknown command name(s) ignored` }
@@ -80,10 +84,19 @@ async function readRules(
   return { rules: parsed.data.workspaces };
 }
 
+/**
+ * Whether `name` may be an allow rule: a command `known` has, a pattern matching one, or a name of an
+ * MCP server's tools (`mcp__…`), which may be allowed while its server is not running.
+ */
+function allowable(name: string, known: readonly string[]): boolean {
+  if (known.includes(name) || name.startsWith(MCP_PREFIX)) return true;
+  return name.includes('*') && known.some((command) => patternOf(name).test(command));
+}
+
 /** Refuses an `--allow` name that is no command `known` has, with the closest one (exit 2). */
 export function checkAllowNames(allow: readonly string[], known: readonly string[]): void {
   for (const name of allow) {
-    if (known.includes(name)) continue;
+    if (allowable(name, known)) continue;
     const guess = closestName(name, [...known]);
     throw new UserError(
       `--allow: there is no command "${name}"${guess ? `; did you mean "${guess}"?` : ''}`,

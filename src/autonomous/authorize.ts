@@ -5,12 +5,13 @@
  */
 import type { Authorization } from '../events.js';
 import type { Command } from '../../tools/command.js';
+import { allows } from './allow-patterns.js';
 import type { RunState } from './run-state.js';
 
 export interface Permissions {
   /** `--yes`: every command but deletion runs without asking. */
   yes: boolean;
-  /** Commands allowed without asking (`--allow`, and the rules remembered for the workspace). */
+  /** Commands allowed without asking (`--allow`, and the rules remembered for the workspace); `*` patterns. */
   allow: ReadonlySet<string>;
   /** Whether a user is there to ask (a terminal). */
   canAsk: boolean;
@@ -30,7 +31,7 @@ export type Approval =
 /** Decides whether `command` runs now. */
 export function decide(command: Command, state: RunState, permissions: Permissions): Decision {
   if (command.effect === 'none') return { kind: 'run', by: 'no-effect' };
-  if (permissions.allow.has(command.name)) return { kind: 'run', by: 'allow-rule' };
+  if (allows(permissions.allow, command.name)) return { kind: 'run', by: 'allow-rule' };
   const ask = (reason: string): Decision =>
     permissions.canAsk
       ? { kind: 'ask', reason }

@@ -1,13 +1,17 @@
 /**
  * What a goal-loop run works with, assembled once for every way a run starts (`meta-agent run`, and a
  * `goal_loop` node of an autogram): the workspace jail, the sandbox for evaluate_code, sub-agents,
- * browsing when allowed, and memory when there is one; then the commands those make possible.
+ * browsing when allowed, memory when there is one and the user's MCP servers when they have some; then
+ * the commands those make possible.
  */
 import type { EventBus } from '../events.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
+import type { Command } from '../../tools/command.js';
 import type { CommandResources, LongTermMemory } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
-import type { CommandRegistry } from '../../tools/registry.js';
+import { mcpCommands } from '../../tools/mcp-commands.js';
+import { CommandRegistry } from '../../tools/registry.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
 import { AutogramAgents, type SubAgentsLent } from '../../tools/sub-agents.js';
 import { PolicedWeb } from '../../tools/web.js';
@@ -28,6 +32,10 @@ export interface ResourceOptions {
   subAgents?: SubAgentsLent;
   /** A saved sub-agents snapshot to bring back (a resumed run's). */
   agents?: unknown;
+  /** The user's MCP servers: each is started, and its tools offered as `mcp__SERVER__TOOL` commands. */
+  mcp?: McpServers;
+  /** Told what the run goes without: an MCP server that did not start, a tool that cannot be offered. */
+  onNotice?: (message: string) => void;
 }
 
 /** A run's resources and the commands they make possible. Dispose when the run is over. */
@@ -68,6 +76,7 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
     }),
     ...(options.memory && { memory: options.memory }),
   };
+  const mcp = options.mcp && (await mcpCommandsOf(options.mcp, options.onNotice ?? (() => undefined)));
   const lines = [
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
@@ -76,16 +85,31 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
       ? ['Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.']
       : []),
     ...(resources.memory ? ['Long Term memory management.'] : []),
+    ...(mcp?.servers.length ? [`Tools of the MCP servers ${mcp.servers.join(', ')} (commands mcp__…).`] : []),
   ];
   return {
     workspace,
     ...(agents && { agents }),
     resources,
-    registry: commandRegistry().offered(resources),
+    registry: new CommandRegistry([...commandRegistry().offered(resources).all(), ...(mcp?.commands ?? [])]),
     lines,
     dispose: () => {
       agents?.dispose();
       code.dispose();
     },
   };
+}
+
+/**
+ * The commands of every tool of `servers`, each server started in parallel; one that does not start is
+ * told to `notice` with its reason, and the run goes on without its tools.
+ */
+async function mcpCommandsOf(
+  servers: McpServers,
+  notice: (message: string) => void,
+): Promise<{ commands: Command[]; servers: string[] }> {
+  const { tools, failed } = await servers.allTools();
+  for (const { reason } of failed) notice(`${reason}; the run goes on without its tools`);
+  const started = servers.names().filter((name) => !failed.some(({ server }) => server === name));
+  return { commands: mcpCommands(servers, tools, notice), servers: started };
 }

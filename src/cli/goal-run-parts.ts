@@ -9,6 +9,7 @@ import type { RunState } from '../autonomous/run-state.js';
 import { InvalidFileError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { ModelSet } from '../llm/types.js';
+import { mcpServersFor } from './mcp-setup.js';
 import type { Store } from '../store/store.js';
 import type { LongTermMemory } from '../../tools/command.js';
 import type { Memory } from '../../memory/memory.js';
@@ -16,6 +17,8 @@ import type { Memory } from '../../memory/memory.js';
 /** What the user let a run do beyond its workspace: the flags of `meta-agent run`. */
 export interface RunGrants {
   yes?: boolean;
+  /** The MCP configuration the run's tools come from (--mcp-config; default: the user's mcp.json). */
+  mcpConfig?: string;
   allow?: string[];
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
@@ -53,23 +56,26 @@ export async function openRunMemory(
 }
 
 /**
- * The run's workspace, sandbox and sub-agents (brought back with their conversations when resumed). A
- * sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's commands may.
+ * The run's workspace, sandbox, sub-agents (brought back with their conversations when resumed) and MCP
+ * tools. A sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's
+ * commands may. `say` is told what the run goes without (an MCP server that did not start).
  */
 export async function openRunResources(
   state: RunState,
   world: { models: ModelSet; events: EventBus; store: Store },
   grants: RunGrants,
   memory: LongTermMemory | undefined,
+  say: (message: string) => void,
 ): Promise<GoalResources> {
+  const mcp = await mcpServersFor(grants);
   const goalLoop = {
     workspace: state.workspace,
     ...(grants.allow && { allow: grants.allow }),
     ...(grants.yes && { yes: true }),
   };
-  const subAgents = subAgentsOf({ ...world, goalLoop, folder: state.workspace }, 0);
+  const subAgents = subAgentsOf({ ...world, goalLoop, folder: state.workspace, ...(mcp && { mcp }) }, 0);
   try {
-    return await openGoalResources({
+    const opened = await openGoalResources({
       workspace: state.workspace,
       models: world.models,
       events: world.events,
@@ -78,8 +84,11 @@ export async function openRunResources(
       ...(grants.allowWeb && { allowWeb: grants.allowWeb }),
       ...(grants.allowPrivateNetwork && { allowPrivateNetwork: true }),
       ...(state.agents !== undefined && { agents: state.agents }),
+      ...(mcp && { mcp, onNotice: say }),
     });
+    return mcp ? { ...opened, dispose: () => (opened.dispose(), void mcp.close()) } : opened;
   } catch (error) {
+    void mcp?.close();
     throw new InvalidFileError(
       `cannot open the run's workspace ${state.workspace}: ${(error as Error).message}`,
     );

@@ -107,7 +107,13 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
     database,
   );
   try {
-    const opened = await openRunResources(state, { models: metered, events, store }, input.grants, memory);
+    const opened = await openRunResources(
+      state,
+      { models: metered, events, store },
+      input.grants,
+      memory,
+      (message) => events.emit({ type: 'goal.warning', step: state.used.steps, kind: 'mcp', message }),
+    );
     try {
       const allow = await allowedCommands(
         input.grants.allow ?? [],

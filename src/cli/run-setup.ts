@@ -43,6 +43,8 @@ export interface RunOptions extends ModelOptionValues {
   database?: string;
   /** With a database: hand the run to the workers instead of carrying it here. */
   queue?: boolean;
+  /** The MCP servers whose tools the run offers (default: the user's mcp.json). */
+  mcpConfig?: string;
 }
 
 /** Steps a new run may take unless --max-steps says otherwise. */

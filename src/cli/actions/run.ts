@@ -8,7 +8,7 @@ import { runsFolder, withoutUnsealedConsent, workspaceFolder } from '../../auton
 import type { GoalResources } from '../../autonomous/resources.js';
 import type { RunState } from '../../autonomous/run-state.js';
 import { UserError } from '../../errors.js';
-import { EventBus } from '../../events.js';
+import { EventBus, type GoalWarningKind } from '../../events.js';
 import type { LanguageModel } from '../../llm/types.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
@@ -59,7 +59,13 @@ export async function runGoals(options: RunOptions): Promise<void> {
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);
   const memory = await openRunMemory(state, metered, (message) => notices.say(message));
-  const opened = await openRunResources(state, { models: metered, events: bus, store }, options, memory);
+  const opened = await openRunResources(
+    state,
+    { models: metered, events: bus, store },
+    options,
+    memory,
+    (message) => notices.say(message, 'mcp'),
+  );
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
   try {
     await goOn(state, path, {
@@ -81,29 +87,29 @@ export async function runGoals(options: RunOptions): Promise<void> {
 }
 
 /**
- * Memory's notices (search by words alone, an index rebuilt) as `goal.warning` events; those said before
- * the run's view or lines are listening are held until they are.
+ * Memory's notices (search by words alone, an index rebuilt) and MCP's (a server that did not start) as
+ * `goal.warning` events; those said before the run's view or lines are listening are held until they are.
  */
 class HeldNotices {
   readonly #bus: EventBus;
   readonly #state: RunState;
-  #held: string[] | undefined = [];
+  #held: Array<{ message: string; kind: GoalWarningKind }> | undefined = [];
 
   constructor(bus: EventBus, state: RunState) {
     this.#bus = bus;
     this.#state = state;
   }
 
-  say(message: string): void {
-    if (this.#held) this.#held.push(message);
-    else this.#bus.emit({ type: 'goal.warning', step: this.#state.used.steps, kind: 'memory', message });
+  say(message: string, kind: GoalWarningKind = 'memory'): void {
+    if (this.#held) this.#held.push({ message, kind });
+    else this.#bus.emit({ type: 'goal.warning', step: this.#state.used.steps, kind, message });
   }
 
   /** Everyone listens now: say what was held. */
   release(): void {
     const held = this.#held ?? [];
     this.#held = undefined;
-    for (const message of held) this.say(message);
+    for (const { message, kind } of held) this.say(message, kind);
   }
 }
 

@@ -8,8 +8,10 @@ import type { Command } from 'commander';
 import type { RunOptions } from '../run-setup.js';
 import {
   DATABASE_OPTION_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   addDatabaseOption,
+  addMcpOption,
   addModelOptions,
   list,
   positiveInteger,
@@ -28,6 +30,8 @@ Examples:
   $ meta-agent run --goal "sort data.csv by name" --allow read_file,write_to_file < /dev/null
   # offline, with scripted answers (no model server)
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
+  # with the tools of your MCP servers; the git server's tools run unasked
+  $ meta-agent run --goal "summarize the last 5 commits into log.md" --mcp-config mcp.json --allow 'mcp__git__*'
   # continue a run that was stopped (Ctrl+C, a budget, kill -9)
   $ meta-agent run --resume workspace/.meta-agent/runs/Writer-1a2b3c.run.json --max-steps 60
   # kept in PostgreSQL, handed to the workers; answer its questions from anywhere
@@ -64,6 +68,7 @@ can take one over when another dies. A worker carries META_AGENT_GOAL_CONCURRENC
 4); META_AGENT_GOAL_RATE=N/SECONDS starts at most N queued runs in any SECONDS across all workers, for a
 model API's rate limit (default none); set both alike on every machine. Keys come from the environment
 of the process that carries the run.
+${MCP_OPTION_HELP}
 ${MODEL_OPTIONS_HELP}
 ${DATABASE_OPTION_HELP}`;
 
@@ -113,7 +118,7 @@ export function register(program: Command): void {
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
     .option('--queue', 'with --database: hand the run to the workers and print its id');
-  addDatabaseOption(addModelOptions(command))
+  addMcpOption(addDatabaseOption(addModelOptions(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
       // evaluate_code and sub-agents run code in the sandbox.
