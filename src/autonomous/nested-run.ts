@@ -13,6 +13,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { HostNamespace } from '../engine/interpreter.js';
+import type { McpServers } from '../mcp/servers.js';
 import { UserError } from '../errors.js';
 import type { EventBus, GoalEndReason } from '../events.js';
 import { MAX_GOALS } from '../graph/parse.js';
@@ -50,6 +51,8 @@ export interface NestedRunOptions {
   onWarning?: (message: string) => void;
   /** The graph's long-term memory (config.memory), opened on first use: runs remember and recall in it. */
   memory?: () => Promise<LongTermMemory>;
+  /** The user's MCP servers: their tools are the runs' commands too. */
+  mcp?: McpServers;
 }
 
 /** What a run gives the graph: stored in the node's variable, plain data. */
@@ -145,7 +148,7 @@ function parseRequest(request: unknown): z.infer<typeof requestSchema> {
 
 async function openResources(
   workspace: string,
-  { models, events, subAgents }: NestedRunOptions,
+  { models, events, subAgents, mcp, onWarning }: NestedRunOptions,
   memory: LongTermMemory | undefined,
 ): Promise<GoalResources> {
   const { openGoalResources } = await import('./resources.js');
@@ -156,6 +159,7 @@ async function openResources(
       events,
       ...(memory && { memory }),
       ...(subAgents && { subAgents }),
+      ...(mcp && { mcp, onNotice: (message: string) => onWarning?.(message) }),
     });
   } catch (error) {
     throw new UserError(

@@ -20,6 +20,7 @@ import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
 import type { Store } from '../store/store.js';
 import { openGraph } from './load-graph.js';
+import { mcpServersFor } from './mcp-setup.js';
 import {
   hasModelFlags,
   modelsForFile,
@@ -75,6 +76,8 @@ export interface OpenedAgent {
   store: Store;
   /** The conversation read from `statePath`; undefined when there was none to resume. */
   saved?: ConversationState;
+  /** Ends the run's sandbox and stops its MCP servers. */
+  dispose(): Promise<void>;
 }
 
 /**
@@ -105,11 +108,13 @@ export async function openAgent(
   );
   if (models.chatbot.answersFrom === 'rules' && !setup.quiet)
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
+  const mcp = await mcpServersFor(setup.goalLoop ?? {});
   const open = agentOpener({
     models,
     events: bus,
     store,
     goalLoop: goalLoopPermissions(setup.goalLoop ?? {}),
+    ...(mcp && { mcp }),
     folder: dirname(resolve(path)),
     onRunFile: (key, node) => writeErr(`[goal_loop] ${node}: the run is saved to ${key} after every step\n`),
     onWarning: (message) => writeErr(`warning: ${message}\n`),
@@ -117,7 +122,20 @@ export async function openAgent(
   });
   const interpreter = await open({ graph, ...(selfReferential ? { selfReferential } : {}) });
   // The interpreter's graph, not `graph`: in self-referential mode it is the one the edits go to.
-  return { file, graph: interpreter.graph, interpreter, bus, meter, store, ...(saved ? { saved } : {}) };
+  const dispose = async () => {
+    interpreter.dispose();
+    await mcp?.close();
+  };
+  return {
+    file,
+    graph: interpreter.graph,
+    interpreter,
+    bus,
+    meter,
+    store,
+    ...(saved ? { saved } : {}),
+    dispose,
+  };
 }
 
 /**

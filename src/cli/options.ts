@@ -69,6 +69,8 @@ export interface GoalLoopOptionValues {
   allow?: string[];
   yes?: boolean;
   goalMaxSteps?: number;
+  /** The MCP servers whose tools the run's code nodes and goal_loop nodes may call (src/cli/mcp-setup.ts). */
+  mcpConfig?: string;
 }
 
 /** Help text for the goal-loop options, for a command's `addHelpText('after', …)`. */
@@ -81,11 +83,11 @@ delete_file with --yes; the others are refused, and a run refused twice in a row
 graph file cannot grant itself any of this.`;
 
 /**
- * Adds --workspace, --allow, --yes and --goal-max-steps: what a `goal_loop` node's run may do. They
- * come from the user only; a graph file cannot set them.
+ * Adds --workspace, --allow, --yes, --goal-max-steps and --mcp-config: what a `goal_loop` node's run
+ * (and code nodes, for MCP) may do. They come from the user only; a graph file cannot set them.
  */
 export function addGoalLoopOptions(command: Command): Command {
-  return command
+  return addMcpOption(command)
     .option('--workspace <dir>', 'the folder goal_loop nodes work in (default ./workspace)')
     .option('--allow <commands>', 'goal-loop commands that run without asking, comma-separated', list)
     .option('--yes', 'goal_loop nodes run every command but deletion without asking')

@@ -75,7 +75,7 @@ async function simulateOne(input: SimulationInput): Promise<SimulatedResult> {
     const report = await simulateConversations(agent.interpreter, { count: 1, turns: input.turns, rng });
     return { ...finishedOf(report), usage: agent.meter.total() };
   } finally {
-    agent.interpreter.dispose();
+    await agent.dispose();
   }
 }
 

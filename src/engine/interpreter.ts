@@ -19,7 +19,7 @@ import { AiplTemplates } from './aipl.js';
 import { pushFrame } from './frames.js';
 import { isChatNode } from './transitions.js';
 import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
-import { callerOf, editableGraph, explainMissingSelf, SELF_NAMESPACE, SelfMode } from './self-mode.js';
+import { callerOf, editableGraph, explainMissingNamespace, SELF_NAMESPACE, SelfMode } from './self-mode.js';
 import { newState, standingNodes, stateMismatch, workingCopy, type ConversationState } from './state.js';
 
 export type { InterpreterLimits };
@@ -294,7 +294,7 @@ export class Interpreter {
       this.#self?.save(work);
       return result;
     } catch (raw) {
-      const error = this.#self ? raw : explainMissingSelf(raw);
+      const error = explainMissingNamespace(raw, (name) => Object.hasOwn(this.#lent, name));
       // A sandbox error knows its node best: a wildcard condition fails in the member being tried.
       const node = error instanceof SandboxError ? error.node : work.current;
       const wrapped = error instanceof UserError && node !== undefined ? new NodeError(node, error) : error;

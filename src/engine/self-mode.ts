@@ -123,18 +123,30 @@ function editEvent(record: EditRecord, graph: VersionedGraph): AgentEvent {
   };
 }
 
+/** Namespaces that exist only when something is switched on, and how to switch it on. */
+const LENT_WHEN: Record<string, { when: string; hint: string }> = {
+  [SELF_NAMESPACE]: { when: 'only in self-referential mode', hint: SELF_MODE_HINT },
+  mcp: {
+    when: 'only when MCP servers are configured',
+    hint: 'pass --mcp-config FILE (an mcpServers file), or keep one as mcp.json in your configuration folder',
+  },
+};
+
 /**
- * Code that used `self` outside the mode fails with `self is not defined`; this names the mode in that
- * error, so the user learns what to switch on. Any other error is returned as it is.
+ * Code that used `self` outside the mode, or `mcp` with no servers, fails with `self is not defined`;
+ * this says what to switch on in that error. Any other error is returned as it is. `lent`: what the run
+ * lends, whose names are defined.
  */
-export function explainMissingSelf(error: unknown): unknown {
+export function explainMissingNamespace(error: unknown, lent: (name: string) => boolean): unknown {
   if (!(error instanceof SandboxError) || error.kind !== 'runtime') return error;
-  if (!/\bself is not defined\b/.test(error.detail)) return error;
+  const name = /\b(\w+) is not defined\b/.exec(error.detail)?.[1];
+  const missing = name === undefined || lent(name) ? undefined : LENT_WHEN[name];
+  if (!missing) return error;
   return new SandboxError(
     'runtime',
     error.node,
-    `${error.detail}: \`self\` exists only in self-referential mode`,
-    SELF_MODE_HINT,
+    `${error.detail}: \`${name}\` exists ${missing.when}`,
+    missing.hint,
     error.line,
   );
 }

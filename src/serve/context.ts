@@ -1,6 +1,7 @@
 /** What every route of a server shares: what it serves, where things are kept, and its limits. */
 import type { GoalLoopPermissions } from '../agent/open.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Store } from '../store/store.js';
 import type { ConversationHub } from './conversations.js';
 import type { Served } from './served.js';
@@ -18,6 +19,8 @@ export interface ServeContext {
   store: Store;
   /** What goal runs may do: the server's own flags, never a request's. */
   goalLoop: GoalLoopPermissions;
+  /** The server's MCP servers (--mcp-config): their tools are lent to served agents and goal runs. */
+  mcp?: McpServers;
   /** The models goal runs started over HTTP use. */
   models: ModelSet;
   /**

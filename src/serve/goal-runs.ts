@@ -133,6 +133,7 @@ export class GoalRuns {
       events,
       store: ctx.store,
       goalLoop: { ...ctx.goalLoop, workspace },
+      ...(ctx.mcp && { mcp: ctx.mcp }),
       folder: workspace,
     };
     const subAgents = subAgentsOf(world, 0);
@@ -141,6 +142,7 @@ export class GoalRuns {
       models,
       events,
       ...(subAgents && { subAgents }),
+      ...(ctx.mcp && { mcp: ctx.mcp, onNotice: (message: string) => ctx.onProblem(message) }),
     }).catch((error: unknown) => {
       throw serverFailure(error, ctx);
     });

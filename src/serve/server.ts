@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { GoalLoopPermissions } from '../agent/open.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Store } from '../store/store.js';
 import { serveApp, type AppSetup } from './app.js';
 import type { ServeContext, ServeLimits } from './context.js';
@@ -22,6 +23,8 @@ export interface ServeSetup extends AppSetup {
   /** The store key of the run of flow pass `id`. */
   flowRunKey(id: string): string;
   goalLoop: GoalLoopPermissions;
+  /** The server's MCP servers (its --mcp-config): lent to served agents' code and goal runs. */
+  mcp?: McpServers;
   /** The models of goal runs started over HTTP. */
   models: ModelSet;
   /** DBOS is launched in this process: goal runs ask through DBOS messages (ServeContext.durable). */
@@ -54,7 +57,12 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
   const hub = new ConversationHub({
     store: setup.store,
     agents,
-    world: { goalLoop: setup.goalLoop, onWarning: setup.onProblem, onNote: setup.onProblem },
+    world: {
+      goalLoop: setup.goalLoop,
+      ...(setup.mcp && { mcp: setup.mcp }),
+      onWarning: setup.onProblem,
+      onNote: setup.onProblem,
+    },
     keyOf: setup.conversationKey,
     maxWaiting: setup.limits.maxWaiting,
     idleMs: setup.limits.idleMs,
@@ -65,6 +73,7 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
     hub,
     store: setup.store,
     goalLoop: setup.goalLoop,
+    ...(setup.mcp && { mcp: setup.mcp }),
     models: setup.models,
     ...(setup.durable && { durable: true }),
     flowRunKey: setup.flowRunKey,

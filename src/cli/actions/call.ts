@@ -30,7 +30,7 @@ export async function runCall(path: string, text: string, options: CallOptions):
     const usage = agent.meter.total();
     if (usage.calls > 0) writeErr(`${formatUsage(usage)}\n`);
   } finally {
-    agent.interpreter.dispose();
+    await agent.dispose();
   }
 }
 

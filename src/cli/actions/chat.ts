@@ -44,7 +44,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
         stopTrace?.();
       }
     } finally {
-      agent.interpreter.dispose();
+      await agent.dispose();
     }
   } finally {
     await opened.close();

@@ -10,6 +10,7 @@ import { isLoopback } from '../../serve/loopback.js';
 import { startServer } from '../../serve/server.js';
 import { fileStore } from '../../store/files.js';
 import { databaseUrl } from '../database.js';
+import { mcpServersFor } from '../mcp-setup.js';
 import { resolveModels } from '../open-agent.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { loadServed } from '../served-graphs.js';
@@ -59,6 +60,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   if (!serving) await makeDataFolders(data);
   const log = requestLog(options.logFormat);
   let durable: Durable | undefined;
+  const mcp = await mcpServersFor(options);
   const server = await startServer({
     served,
     store: serving?.store ?? fileStore(data),
@@ -70,6 +72,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
       ...(options.yes && { yes: true }),
       ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
     },
+    ...(mcp && { mcp }),
     models: await resolveModels(options, undefined, 'fetch-on-first-call'),
     limits: {
       maxBodyBytes: options.maxBody,
@@ -93,6 +96,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   }).catch(async (error: unknown) => {
     await durable?.shutdown();
     await serving?.close();
+    await mcp?.close();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
       throw new UserError(
@@ -111,6 +115,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   await server.shutdown(options.grace * 1000);
   await durable?.shutdown(Math.max(0, deadline - Date.now()));
   await serving?.close();
+  await mcp?.close();
   process.exitCode = signal === 'SIGINT' ? 130 : 0;
 }
 

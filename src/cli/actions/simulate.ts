@@ -79,7 +79,7 @@ export async function runSimulate(path: string, options: SimulateOptions): Promi
     interrupted = true;
   } finally {
     ctrlC.dispose();
-    agent.interpreter.dispose();
+    await agent.dispose();
     // A stopped simulation leaves its process as a crash would: what it carried goes on elsewhere.
     if (!interrupted) await conversations?.close();
   }
@@ -174,6 +174,7 @@ async function onTheQueue(path: string, url: string, options: SimulateOptions): 
         ...(options.allow && { allow: options.allow }),
         ...(options.yes && { yes: true }),
         ...(options.goalMaxSteps !== undefined && { goalMaxSteps: options.goalMaxSteps }),
+        ...(options.mcpConfig !== undefined && { mcpConfig: resolve(options.mcpConfig) }),
       },
     };
     const handles: Awaited<ReturnType<typeof enqueueConversation>>[] = [];

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { CallOptions } from '../actions/call.js';
 import {
   GOAL_LOOP_OPTIONS_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   SANDBOX_LIMITS_HELP,
   addGoalLoopOptions,
@@ -27,6 +28,7 @@ is printed on stdout as one line of JSON; what its code prints with console.log 
 Chat nodes cannot run here: nobody is there to answer. A call that does not parse or names no function
 of the graph exits 2, as bad input; one whose function fails exits 1.
 ${GOAL_LOOP_OPTIONS_HELP}
+${MCP_OPTION_HELP}
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}`;
 

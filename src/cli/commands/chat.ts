@@ -9,6 +9,7 @@ import type { ChatOptions } from '../actions/chat.js';
 import {
   DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   SANDBOX_LIMITS_HELP,
   addDatabaseOption,
@@ -45,6 +46,7 @@ before the reply is shown, so a failed or interrupted run keeps every reply you 
 q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
 With a database, --state NAME names the conversation there: any machine on that database continues it.
 ${GOAL_LOOP_OPTIONS_HELP}
+${MCP_OPTION_HELP}
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}
 ${DATABASE_OPTION_HELP}`;

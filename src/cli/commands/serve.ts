@@ -7,6 +7,7 @@ import type { ServeOptions } from '../actions/serve.js';
 import {
   DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   addDatabaseOption,
   addGoalLoopOptions,
@@ -45,6 +46,7 @@ another within seconds. A server runs up to --max-running turns itself and queue
 /v1/conversations/ID/events) shows the turns run by the server it is asked of.
 ${DATABASE_OPTION_HELP}
 ${GOAL_LOOP_OPTIONS_HELP}
+${MCP_OPTION_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 export function register(program: Command): void {

@@ -9,6 +9,7 @@ import type { SimulateOptions } from '../actions/simulate.js';
 import {
   DATABASE_OPTION_HELP,
   GOAL_LOOP_OPTIONS_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   addDatabaseOption,
   addGoalLoopOptions,
@@ -45,6 +46,7 @@ at the same path. The queue's limits, the same environment on every machine:
                                       together, for the model API's rate limit (default 30/60)
 ${DATABASE_OPTION_HELP}
 ${GOAL_LOOP_OPTIONS_HELP}
+${MCP_OPTION_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 /** Registers `simulate`. */

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { WorkerOptions } from '../actions/worker.js';
 import {
   GOAL_LOOP_OPTIONS_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   addDatabaseOption,
   addGoalLoopOptions,
@@ -32,6 +33,7 @@ from the conversation's stored state, and its client gets the one reply that is 
 Ctrl+C) stops taking work and lets what runs finish for --grace seconds, then exits 0 (130); what is
 left then is taken up elsewhere at once.
 ${GOAL_LOOP_OPTIONS_HELP}
+${MCP_OPTION_HELP}
 ${MODEL_OPTIONS_HELP}`;
 
 export function register(program: Command): void {

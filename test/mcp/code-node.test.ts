@@ -1,0 +1,50 @@
+/**
+ * Code nodes call MCP tools through the host door (`mcp.call`), under `meta-agent call` with
+ * `--mcp-config`: the built CLI as a subprocess, the notes server over stdio.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/run-cli.js';
+import { mcpConfigFile, notesServer } from './support.js';
+
+const GRAPH = fileURLToPath(new URL('../fixtures/mcp/facts.autogram.json', import.meta.url));
+
+describe('mcp.call in a code node', () => {
+  it('returns structured content as a value and text as a string', async () => {
+    const config = await mcpConfigFile({ notes: notesServer() });
+    const sum = await runCli(['call', GRAPH, 'sum(2, 40)', '--mcp-config', config]);
+    expect(sum.stderr).toBe('');
+    expect(sum.stdout).toBe('42\n');
+    const fact = await runCli(['call', GRAPH, 'fact("capital_of_france")', '--mcp-config', config]);
+    expect(fact.stdout).toBe('"Paris"\n');
+  });
+
+  it('throws a tool error inside the code, and a dead server can be caught there', async () => {
+    const config = await mcpConfigFile({ notes: notesServer(), gone: notesServer('exit') });
+    const broken = await runCli(['call', GRAPH, 'broken()', '--mcp-config', config]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('MCP tool notes/fail failed: the notes database is locked');
+    expect(broken.stderr).not.toMatch(/\n\s+at /);
+    const guarded = await runCli(['call', GRAPH, 'guarded()', '--mcp-config', config]);
+    expect(guarded.stdout).toMatch(
+      /^"caught: MCP server \\"gone\\": did not start: .*cannot open the notes database/,
+    );
+  });
+
+  it('says how to lend tools when no MCP servers are configured', async () => {
+    const result = await runCli(['call', GRAPH, 'sum(1, 2)']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('`mcp` exists only when MCP servers are configured');
+    expect(result.stderr).toContain('hint: pass --mcp-config FILE');
+  });
+
+  it('refuses an --mcp-config file that is missing or malformed, in one line', async () => {
+    const missing = await runCli(['call', GRAPH, 'sum(1, 2)', '--mcp-config', '/nonexistent/mcp.json']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^error: cannot read the MCP configuration \/nonexistent\/mcp.json/);
+    const bad = await mcpConfigFile({ 'bad name': { command: 'x' } });
+    const malformed = await runCli(['call', GRAPH, 'sum(1, 2)', '--mcp-config', bad]);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('the server name "bad name" is not letters, digits');
+  });
+});
