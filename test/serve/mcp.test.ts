@@ -77,7 +77,9 @@ function behaves(connect: () => Client) {
 
   it('holds a conversation of three turns, carried by conversation_id', async () => {
     const client = connect();
-    const first = await call(client, 'tutor', { message: 'alpha' });
+    const progress: Progress[] = [];
+    const first = await call(client, 'tutor', { message: 'alpha' }, (p) => progress.push(p));
+    expect(progress[0]?.message).toBe('node start1');
     const id = (first.structuredContent as { conversation_id: string }).conversation_id;
     expect(first.structuredContent).toMatchObject({ reply: 'heard: alpha', ended: false });
     expect(text(first)).toContain(id);
@@ -182,7 +184,7 @@ describe('meta-agent mcp starting', () => {
 });
 
 describe('meta-agent serve at /mcp', () => {
-  const KEY = 'mcp-key';
+  const [KEY, OTHER_KEY] = ['mcp-key', 'other-key'];
   let openai: OpenAIServer;
   let server: ServeProcess;
   let client: Client;
@@ -195,7 +197,7 @@ describe('meta-agent serve at /mcp', () => {
     const data = join(await mkdtemp(join(tmpdir(), 'serve-mcp-')), 'data');
     server = await startServe(
       [TUTOR, FLOW, '--port', '0', '--base-url', openai.url, '--model', 'gpt-4o-mini', '--data', data],
-      { env: { META_AGENT_API_KEYS: KEY } },
+      { env: { META_AGENT_API_KEYS: `${KEY},${OTHER_KEY}` } },
     );
     client = await connected(transport(KEY));
   });
@@ -211,4 +213,23 @@ describe('meta-agent serve at /mcp', () => {
   });
 
   behaves(() => client);
+
+  it("holds each key's conversations apart, the same ones /v1 shows", async () => {
+    const first = await call(client, 'tutor', { message: 'alpha' });
+    const id = (first.structuredContent as { conversation_id: string }).conversation_id;
+    const shown = await fetch(`${server.url}/v1/conversations/${id}`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    });
+    expect(await shown.json()).toMatchObject({
+      graph: 'tutor',
+      messages: [
+        { role: 'user', content: 'alpha' },
+        { role: 'assistant', content: 'heard: alpha' },
+      ],
+    });
+    const other = await connected(transport(OTHER_KEY));
+    const taken = await call(other, 'tutor', { message: 'beta', conversation_id: id });
+    expect(text(taken)).toBe(`there is no conversation ${id}; leave conversation_id out to start a new one`);
+    await other.close();
+  });
 });

@@ -14,7 +14,7 @@ import type { FlowPasses } from '../flow-passes.js';
 import { checkedId } from '../request.js';
 import type { ServedAgent, ServedFlow } from '../served.js';
 import { turnFailure } from '../turn-failure.js';
-import { ToolError, type CheckedArguments } from './arguments.js';
+import { conversationArguments, flowInputs, functionArguments, ToolError } from './arguments.js';
 import type { OfferedTool } from './tools.js';
 
 /** What a tool answers: its text, and the same as a value when the tool declares an output schema. */
@@ -40,21 +40,29 @@ export interface CallSetup {
 /** The answer of `tool` to `args`; a ToolError whose message is the one line to tell the client. */
 export async function runTool(
   tool: OfferedTool,
-  args: CheckedArguments,
+  args: Record<string, unknown> | undefined,
   setup: CallSetup,
 ): Promise<ToolAnswer> {
-  const { target } = tool;
+  const { name, target } = tool;
   try {
-    if (target.kind === 'function' && args.kind === 'function')
-      return await callFunction(target.agent, target.fn, args.args, setup);
-    if (target.kind === 'conversation' && args.kind === 'conversation')
-      return await say(target.agent, args.message, args.conversationId, setup);
-    if (target.kind === 'flow' && args.kind === 'flow') return await runPass(target.flow, args.inputs, setup);
-    throw new TypeError(`the arguments of ${tool.name} were checked as another kind of tool's`);
+    switch (target.kind) {
+      case 'function':
+        return await callFunction(
+          target.agent,
+          target.fn,
+          functionArguments(name, target.params, args),
+          setup,
+        );
+      case 'conversation': {
+        const { message, conversationId } = conversationArguments(name, args);
+        return await say(target.agent, message, conversationId, setup);
+      }
+      case 'flow':
+        return await runPass(target.flow, flowInputs(name, target.flow.flow.inputs, args), setup);
+    }
   } catch (error) {
     if (error instanceof ToolError) throw error;
-    if (error instanceof Interrupted)
-      throw new ToolError(`${tool.name}: cancelled; the work goes on and is kept`);
+    if (error instanceof Interrupted) throw new ToolError(`${name}: cancelled; the work goes on and is kept`);
     throw new ToolError(turnFailure(error, setup.ctx).message);
   }
 }

@@ -21,7 +21,7 @@ import { packageRoot } from '../../package-root.js';
 import type { ServeContext } from '../context.js';
 import { FlowPasses } from '../flow-passes.js';
 import { turnFailure } from '../turn-failure.js';
-import { checkedArguments, ToolError } from './arguments.js';
+import { ToolError } from './arguments.js';
 import { runTool, type Progress } from './calls.js';
 import { offeredTools, type OfferedTool, type ToolOffer } from './tools.js';
 
@@ -57,37 +57,42 @@ export function mcpServer(service: McpService, owner: string): Server {
         `no tool "${name}" here; it has ${[...tools.keys()].join(', ')}`,
       );
     const token = _meta?.progressToken;
+    // Sent in order, and all before the result: a client forgets a call's token once it has its result.
+    let told = Promise.resolve();
     const progress: Progress | undefined =
       token === undefined
         ? undefined
-        : (step, message, total) =>
-            void extra
-              .sendNotification({
-                method: 'notifications/progress',
-                params: {
-                  progressToken: token,
-                  progress: step,
-                  message,
-                  ...(total !== undefined && { total }),
-                },
-              })
+        : (step, message, total) => {
+            const params = {
+              progressToken: token,
+              progress: step,
+              message,
+              ...(total !== undefined && { total }),
+            };
+            told = told
+              .then(() => extra.sendNotification({ method: 'notifications/progress', params }))
               // A client gone is told nothing more; the work goes on.
               .catch(() => undefined);
+          };
+    const answered = async (result: CallToolResult) => {
+      await told;
+      return result;
+    };
     try {
-      const answer = await runTool(tool, checkedArguments(tool, given), {
+      const answer = await runTool(tool, given, {
         ctx,
         passes,
         owner,
         signal: extra.signal,
         ...(progress && { progress }),
       });
-      return {
+      return answered({
         content: answer.text.map((text) => ({ type: 'text', text })),
         ...(answer.structured && { structuredContent: answer.structured }),
-      };
+      });
     } catch (error) {
       const line = error instanceof ToolError ? error.message : turnFailure(error, ctx).message;
-      return { content: [{ type: 'text', text: line }], isError: true };
+      return answered({ content: [{ type: 'text', text: line }], isError: true });
     }
   });
   return server;
