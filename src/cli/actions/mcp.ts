@@ -70,6 +70,10 @@ export async function runMcp(paths: string[], options: McpOptions): Promise<void
   const stop = stopSignal();
   await server.connect(transport);
   writeErr(`meta-agent mcp: ${tools.length} tools on stdio: ${tools.map((tool) => tool.name).join(', ')}\n`);
+  if (process.stdin.isTTY)
+    writeErr(
+      'it waits for an MCP client on stdin: let the client start it (meta-agent mcp --help shows how)\n',
+    );
   const signal = await Promise.race([gone.then(() => undefined), stop]);
   beginClosing();
   const deadline = Date.now() + GRACE_MS;
