@@ -65,6 +65,13 @@ await build({
     sourcemap: true,
     // A bundled package is a chunk of its own named after it (`npm-zod-….js`, `npm-@hono_node-server-….js`):
     // loaded whole by whatever first needs it, and a test can tell which packages a command loaded.
-    codeSplitting: { groups: [{ debugName: 'npm packages', name: (id) => npmChunkName(id) }] },
+    // zod is captured first: the MCP SDK's chunk takes the modules it imports with it, zod's among them,
+    // and every command would then load the SDK with zod.
+    codeSplitting: {
+      groups: [
+        { name: 'npm-zod', test: /[\\/]node_modules[\\/]zod[\\/]/, priority: 1 },
+        { debugName: 'npm packages', name: (id) => npmChunkName(id) },
+      ],
+    },
   },
 });

@@ -2,7 +2,7 @@
  * Code nodes run in isolated-vm, which needs a process started with `--no-node-snapshot`
  * (sandbox/isolated-vm.ts). The flag costs every process some 35 ms of start-up, so bin/meta-agent.js
  * starts without it, and a command that is about to run code restarts itself with it before it has
- * loaded, read or written anything: `design`, `doctor`, `run`, `serve` and `worker` always, `chat`, `call` and `simulate`
+ * loaded, read or written anything: `design`, `doctor`, `mcp`, `run`, `serve` and `worker` always, `chat`, `call` and `simulate`
  * when their graph may run code.
  */
 import { readFile } from 'node:fs/promises';
@@ -31,7 +31,7 @@ export async function restartForSandbox(): Promise<void> {
 const RUN_CODE = new Set(['code', 'goal_loop', 'flow']);
 
 /** Commands that run code whatever they are given. */
-const ALWAYS_RUN_CODE = new Set(['design', 'doctor', 'run', 'serve', 'worker']);
+const ALWAYS_RUN_CODE = new Set(['design', 'doctor', 'mcp', 'run', 'serve', 'worker']);
 
 /** Commands that run code when their graph file, their first argument, has some. */
 const RUN_GRAPHS = new Set(['call', 'chat', 'simulate']);

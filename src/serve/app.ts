@@ -1,9 +1,9 @@
 /**
- * The server's routes on Hono: `/healthz` and the page are open to all; everything under `/v1` asks
- * for a key when the server has keys, refuses bodies over the limit, and answers every error in
- * OpenAI's shape. Each request is logged once, after it is answered.
+ * The server's routes on Hono: `/healthz` and the page are open to all; everything under `/v1` (and MCP
+ * at `/mcp`) asks for a key when the server has keys, refuses bodies over the limit, and answers every
+ * error in OpenAI's shape. Each request is logged once, after it is answered.
  */
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { conversationGraphRoutes } from './conversation-graph-routes.js';
 import { conversationRoutes } from './conversation-routes.js';
@@ -15,6 +15,7 @@ import { flowRoutes } from './flow-routes.js';
 import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
 import { isLoopback } from './loopback.js';
+import { mcpRoute } from './mcp-route.js';
 import { openAiRoutes } from './openai-routes.js';
 import { PAGE_HEADERS, PAGE_HTML } from './page/document.js';
 import { runRoutes } from './run-routes.js';
@@ -69,7 +70,8 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
     });
   app.get('/healthz', (c) => c.json({ ok: true, served: [...ctx.served.keys()] }));
   app.get('/', (c) => c.html(PAGE_HTML, 200, PAGE_HEADERS));
-  app.use('/v1/*', async (c, next) => {
+  // /mcp asks for the same keys as /v1, and takes JSON bodies of the same size.
+  const keyed: MiddlewareHandler<ServeEnv> = async (c, next) => {
     const owner = setup.keys ? ownerOf(setup.keys, c.req.header('Authorization')) : 'local';
     if (owner === undefined)
       throw new ApiError(
@@ -88,20 +90,18 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
         'unsupported_media_type',
       );
     await next();
+  };
+  const limited = bodyLimit({
+    maxSize: ctx.limits.maxBodyBytes,
+    onError: () => {
+      throw new ApiError(
+        413,
+        `the request body is larger than ${ctx.limits.maxBodyBytes} bytes`,
+        'body_too_large',
+      );
+    },
   });
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: ctx.limits.maxBodyBytes,
-      onError: () => {
-        throw new ApiError(
-          413,
-          `the request body is larger than ${ctx.limits.maxBodyBytes} bytes`,
-          'body_too_large',
-        );
-      },
-    }),
-  );
+  for (const path of ['/v1/*', '/mcp']) app.use(path, keyed, limited);
   app.route('/v1', openAiRoutes(ctx));
   app.route('/v1/conversations', conversationRoutes(ctx));
   app.route('/v1/runs', runRoutes(ctx));
@@ -109,6 +109,7 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   const drawings = new Drawings();
   app.route('/v1/graphs', graphRoutes(ctx, drawings));
   app.route('/v1/conversations', conversationGraphRoutes(ctx, drawings));
+  app.all('/mcp', mcpRoute(ctx));
   app.notFound(() => {
     throw new ApiError(
       404,

@@ -6,35 +6,13 @@
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
-import type { GoalLoopPermissions } from '../agent/open.js';
-import type { ModelSet } from '../llm/types.js';
-import type { McpServers } from '../mcp/servers.js';
-import type { Store } from '../store/store.js';
 import { serveApp, type AppSetup } from './app.js';
-import type { ServeContext, ServeLimits } from './context.js';
-import { ConversationHub, type TurnRunner } from './conversations.js';
-import type { Served } from './served.js';
+import type { ServeContext } from './context.js';
+import { serveContext, type ContextSetup } from './serve-context.js';
 
-export interface ServeSetup extends AppSetup {
-  served: readonly Served[];
-  store: Store;
-  /** The store key of conversation `id`. */
-  conversationKey(id: string): string;
-  /** The store key of the run of flow pass `id`. */
-  flowRunKey(id: string): string;
-  goalLoop: GoalLoopPermissions;
-  /** The server's MCP servers (its --mcp-config): lent to served agents' code and goal runs. */
-  mcp?: McpServers;
-  /** The models of goal runs started over HTTP. */
-  models: ModelSet;
-  /** DBOS is launched in this process: goal runs ask through DBOS messages (ServeContext.durable). */
-  durable?: boolean;
-  limits: ServeLimits & { maxWaiting: number; idleMs: number };
-  /** On Postgres: turns run as durable workflows (durable-turns.ts). */
-  turns?: TurnRunner;
+export interface ServeSetup extends AppSetup, ContextSetup {
   host: string;
   port: number;
-  onProblem(message: string): void;
   /** Runs once the server's hub is made, before it listens (serve on Postgres launches DBOS here). */
   beforeListen?(ctx: ServeContext): Promise<void>;
 }
@@ -47,48 +25,7 @@ export interface RunningServer {
 }
 
 export async function startServer(setup: ServeSetup): Promise<RunningServer> {
-  const served = new Map(setup.served.map((item) => [item.name, item]));
-  const agents = new Map(
-    setup.served.flatMap((item) => (item.kind === 'agent' ? [[item.name, item] as const] : [])),
-  );
-  let beginClosing = () => {};
-  const closing = new Promise<void>((resolve) => (beginClosing = resolve));
-  const inFlight = new Set<Promise<unknown>>();
-  const hub = new ConversationHub({
-    store: setup.store,
-    agents,
-    world: {
-      goalLoop: setup.goalLoop,
-      ...(setup.mcp && { mcp: setup.mcp }),
-      onWarning: setup.onProblem,
-      onNote: setup.onProblem,
-    },
-    keyOf: setup.conversationKey,
-    maxWaiting: setup.limits.maxWaiting,
-    idleMs: setup.limits.idleMs,
-    ...(setup.turns && { durable: setup.turns }),
-  });
-  const ctx: ServeContext = {
-    served,
-    hub,
-    store: setup.store,
-    goalLoop: setup.goalLoop,
-    ...(setup.mcp && { mcp: setup.mcp }),
-    models: setup.models,
-    ...(setup.durable && { durable: true }),
-    flowRunKey: setup.flowRunKey,
-    limits: setup.limits,
-    closing,
-    track: (work) => {
-      inFlight.add(work);
-      void work.then(
-        () => inFlight.delete(work),
-        () => inFlight.delete(work),
-      );
-      return work;
-    },
-    onProblem: setup.onProblem,
-  };
+  const { ctx, beginClosing, inFlight } = serveContext(setup);
   const app = serveApp(ctx, setup);
   const server = createAdaptorServer({ fetch: app.fetch, hostname: setup.host });
   let stopping = false;
@@ -112,8 +49,8 @@ export async function startServer(setup: ServeSetup): Promise<RunningServer> {
       // Closing waits for the requests in flight to be answered; idle connections close at once.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       const deadline = Date.now() + graceMs;
-      await Promise.race([Promise.allSettled([stopped, ...inFlight]), delay(graceMs)]);
-      await hub.close(Math.max(0, deadline - Date.now()));
+      await Promise.race([Promise.allSettled([stopped, ...inFlight()]), delay(graceMs)]);
+      await ctx.hub.close(Math.max(0, deadline - Date.now()));
       if ('closeAllConnections' in server) server.closeAllConnections();
       await stopped;
     },

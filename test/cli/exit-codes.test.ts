@@ -225,6 +225,9 @@ const ROWS: Row[] = [
 
   { args: ['worker', '$DIR/ok.json'], code: 2, why: 'no database named' },
 
+  { args: ['mcp', '$DIR/ok.json', '--base-url', '$URL', '-m', 'm'], code: 0, why: 'its client closed stdin' },
+  { args: ['mcp', '$DIR/missing.json'], code: 2, why: 'no such file' },
+
   { args: ['validate', '$DIR/ok.json'], code: 0, why: 'no errors' },
   { args: ['validate', '$DIR/lint.json'], code: 1, why: 'the graph has errors' },
   { args: ['validate', '$DIR/empty.json'], code: 1, why: 'an empty JSON file is not a graph' },

@@ -7,6 +7,7 @@ import { UserError } from '../../errors.js';
 import type { RequestRecord } from '../../serve/app.js';
 import { loadKeys } from '../../serve/keys.js';
 import { isLoopback } from '../../serve/loopback.js';
+import { offeredTools } from '../../serve/mcp/tools.js';
 import { startServer } from '../../serve/server.js';
 import { fileStore } from '../../store/files.js';
 import { databaseUrl } from '../database.js';
@@ -52,6 +53,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
       'set META_AGENT_API_KEYS=KEY1,KEY2 or pass --api-keys FILE (one SHA-256 digest of a key per line)',
     );
   const served = await loadServed(paths, options);
+  for (const line of offeredTools(served).renamed) writeErr(`warning: /mcp: ${line}\n`);
   if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const onProblem = (message: string) => writeErr(`problem: ${message}\n`);
@@ -128,7 +130,7 @@ function queuesOf(maxRunning: number): string[] | undefined {
 }
 
 /** The folders of --data the files need. */
-async function makeDataFolders(data: string): Promise<void> {
+export async function makeDataFolders(data: string): Promise<void> {
   for (const folder of ['conversations', 'flow-runs'])
     await mkdir(join(data, folder), { recursive: true, mode: 0o700 }).catch((error: unknown) => {
       throw new UserError(

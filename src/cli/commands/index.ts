@@ -16,6 +16,7 @@ import { register as registerMemory } from './memory.js';
 import { register as registerFlow } from './flow.js';
 import { register as registerAipl } from './aipl.js';
 import { register as registerServe } from './serve.js';
+import { register as registerMcp } from './mcp.js';
 import { register as registerWorker } from './worker.js';
 
 /**
@@ -42,6 +43,7 @@ export const commands: RegisterCommand[] = [
   registerFlow,
   registerAipl,
   registerServe,
+  registerMcp,
   registerWorker,
   registerValidate,
   registerShow,
