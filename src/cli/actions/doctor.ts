@@ -13,14 +13,16 @@ import { checkEndpoints } from '../doctor/endpoint-checks.js';
 import { checkLocalModels } from '../doctor/local-checks.js';
 import type { Listings } from '../doctor/endpoint-checks.js';
 import { listingWait } from '../doctor/listing-wait.js';
+import { checkMcpServers } from '../doctor/mcp-checks.js';
 import type { ListingWait } from '../doctor/listing-wait.js';
 import { resolveSetup } from '../doctor/model-setup.js';
 import { checkGraphviz, checkNode, checkSandbox } from '../doctor/system-checks.js';
+import type { McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
 import { writeOut } from '../terminal.js';
 
 /** Runs every check; exit code 0: none failed (warnings allowed), 1: one failed, 2: models not configured. */
-export async function runDoctor(options: ModelOptionValues): Promise<void> {
+export async function runDoctor(options: ModelOptionValues & McpOptionValues): Promise<void> {
   const checks: Check[] = [];
   const report: Report = (check) => {
     checks.push(check);
@@ -30,6 +32,7 @@ export async function runDoctor(options: ModelOptionValues): Promise<void> {
   report(checkSandbox());
   report(await checkGraphviz());
   const configured = await checkModels(options, report);
+  await checkMcpServers(options, report);
   const failed = checks.some((check) => check.status === 'fail');
   process.exitCode = configured ? (failed ? 1 : 0) : 2;
 }
