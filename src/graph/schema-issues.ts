@@ -97,11 +97,19 @@ function unknownIn(record: Record<string, unknown>, known: string[], where: stri
   return Object.keys(record)
     .filter((key) => !known.includes(key))
     .map((key) => {
-      const near = closestName(key, known);
       const field = where ? `${where}.${key}` : key;
+      if (key === 'mcpServers') return `${field} is ignored: ${SERVERS_ARE_THE_USERS}`;
+      const near = closestName(key, known);
       return `unknown field ${field} is ignored${near ? ` (did you mean "${near}"?)` : ''}`;
     });
 }
+
+/**
+ * Why a shared file's MCP servers are not started: a server is a command line, which only the user may
+ * choose (as with credentials).
+ */
+export const SERVERS_ARE_THE_USERS =
+  'a graph or flow file cannot add MCP servers; they come only from your MCP configuration (--mcp-config FILE, or mcp.json in your configuration folder)';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -2,6 +2,9 @@
  * Code nodes call MCP tools through the host door (`mcp.call`), under `meta-agent call` with
  * `--mcp-config`: the built CLI as a subprocess, the notes server over stdio.
  */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/run-cli.js';
@@ -46,5 +49,21 @@ describe('mcp.call in a code node', () => {
     const malformed = await runCli(['call', GRAPH, 'sum(1, 2)', '--mcp-config', bad]);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain('the server name "bad name" is not letters, digits');
+  });
+
+  it('never starts a server a graph file names: its mcpServers are ignored, and validate says why', async () => {
+    const graph = JSON.parse(await readFile(GRAPH, 'utf8')) as Record<string, unknown>;
+    const marker = join(await mkdtemp(join(tmpdir(), 'planted-')), 'ran');
+    graph.config = { mcpServers: { notes: { command: 'touch', args: [marker] } } };
+    const path = join(await mkdtemp(join(tmpdir(), 'graph-')), 'facts.autogram.json');
+    await writeFile(path, JSON.stringify(graph));
+    const validated = await runCli(['validate', path]);
+    expect(validated.stdout).toContain(
+      'config.mcpServers is ignored: a graph or flow file cannot add MCP servers; they come only from your MCP configuration',
+    );
+    const called = await runCli(['call', path, 'sum(1, 2)']);
+    expect(called.code).toBe(1);
+    expect(called.stderr).toContain('`mcp` exists only when MCP servers are configured');
+    await expect(readFile(marker)).rejects.toThrow(/ENOENT/);
   });
 });
