@@ -257,6 +257,11 @@ export class McpServers {
     let message = error instanceof Error ? error.message : String(error);
     // The connection closing is the consequence; the transport's own error says why.
     if (/Connection closed/i.test(message) && trace?.lastError) message = trace.lastError;
+    const status = httpStatus(error);
+    if (status !== undefined) message = `HTTP ${status}${serverSays(message)}`;
+    const cause = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+    if (message === 'fetch failed')
+      message = `cannot reach it${typeof cause === 'string' ? ` (${cause})` : ''}`;
     return new UserError(
       `MCP server "${server}": ${what}: ${reason(message, this.#timeoutMs)}${trace?.detail() ?? ''}`,
       1,
@@ -292,6 +297,37 @@ export class McpServers {
     }
     return tools;
   }
+}
+
+/** Why fetch failed: the system's error code, or undici's words. */
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  return typeof cause?.message === 'string' ? cause.message : 'no reason given';
+}
+
+/** The status of an HTTP server's refusal (the SDK's StreamableHTTPError). */
+function httpStatus(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error &&
+    error.message.startsWith('Streamable HTTP error') &&
+    typeof code === 'number' &&
+    code >= 400
+    ? code
+    : undefined;
+}
+
+/** What an HTTP server's error body says: an OpenAI- or JSON-RPC-shaped message, else the text. */
+function serverSays(message: string): string {
+  const body = message.replace(/^Streamable HTTP error: [^:]*: ?/, '');
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const said = typeof parsed.error === 'object' ? parsed.error.message : (parsed.error ?? parsed.message);
+    if (typeof said === 'string') return ` (${said})`;
+  } catch {
+    // Not JSON: the text itself.
+  }
+  return body.trim() === '' ? '' : ` (${clip(body.trim(), 200)})`;
 }
 
 /** The SDK's messages, said as what happened. */
