@@ -39,8 +39,9 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
   return { name: flow.name, nodes, edges, categories: [] };
 }
 
-/** `after-query: schema + code · fallback`, or undefined for a node with neither. */
+/** `MCP tool SERVER/TOOL` for a tool node; else `after-query: schema + code · fallback`, or undefined for neither. */
 export function flowNodeSteps(node: FlowNode): string | undefined {
+  if (node.tool) return `MCP tool ${node.tool.server}/${node.tool.name}`;
   const checks = [node.afterQuery?.schema && 'schema', node.afterQuery?.code !== undefined && 'code'];
   const steps = [
     node.afterQuery && `after-query: ${checks.filter(Boolean).join(' + ')}`,
@@ -53,8 +54,13 @@ function flowNodeLabel(node: FlowNode): LabelPart[] {
   const parts: LabelPart[] = [{ look: 'title', text: node.name, lines: 2 }];
   const steps = flowNodeSteps(node);
   if (steps) parts.push({ look: 'tag', text: steps, lines: 2 });
-  // A node may ask everything through its compose template and leave its prompt empty.
-  const text = node.prompt.trim() ? node.prompt : (node.compose ?? '');
+  // A node may ask everything through its compose template and leave its prompt empty; a tool node's
+  // text is its arguments.
+  const text = node.tool
+    ? JSON.stringify(node.tool.arguments)
+    : node.prompt?.trim()
+      ? node.prompt
+      : (node.compose ?? '');
   if (text.trim()) parts.push({ look: 'text', text, lines: 4 });
   return parts;
 }

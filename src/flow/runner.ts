@@ -9,14 +9,17 @@
  * A stop (Ctrl+C, a crash) loses at most the step in progress: its nodes are asked again on resume.
  * What the pass does next, what a node is asked and how its evaluation ends are pure decisions
  * (pass-plan.ts); this module performs them: the model calls, the events, the saves. The sandboxes the
- * nodes' schemas and after-query code use are node-sandbox.ts.
+ * nodes' schemas and after-query code use are node-sandbox.ts; a tool node's call is tool-node.ts.
  */
 import type { z } from 'zod';
+import { UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import { closestName } from '../graph/names.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
+import type { McpServers } from '../mcp/servers.js';
 import { parseAnswer, type Accepted } from './after-query.js';
 import {
   baseStructure,
@@ -32,15 +35,18 @@ import {
   changedKeys,
   changeLimits,
   commitChanges,
+  missingServer,
   nextMove,
   nodeEvent,
   nodeRequest,
   passInputs,
   resumedStructure,
+  toolRequest,
   unansweredResult,
 } from './pass-plan.js';
 import { flowHash, type FlowRunState, type NodeResult, type PassState } from './run-state.js';
 import { DEFAULT_CONCURRENCY, type FlowFile, type Json } from './schema.js';
+import { callToolNode } from './tool-node.js';
 
 export interface FlowRunOptions {
   flow: FlowFile;
@@ -57,6 +63,8 @@ export interface FlowRunOptions {
   signal?: AbortSignal;
   /** How a step's nodes are asked; default: up to `concurrency` at once, in this process. */
   askNodes?: NodeAsker;
+  /** The user's MCP servers, which tool nodes call; a flow with tool nodes refuses to run without them. */
+  mcp?: McpServers;
 }
 
 /**
@@ -142,6 +150,7 @@ class PassRunner {
   }
 
   async run(inputs: Record<string, string>): Promise<PassReport> {
+    this.#checkServers();
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
     const begun = resumed
@@ -205,6 +214,26 @@ class PassRunner {
     this.#state.current = pass;
     await this.#save();
     return pass;
+  }
+
+  /** Refuses a flow whose tool nodes name servers the user has not configured, before anything runs. */
+  #checkServers(): void {
+    const names = this.#options.mcp?.names();
+    const missing = missingServer(this.#flow, names);
+    if (!missing) return;
+    const { node, call } = missing;
+    if (names === undefined)
+      throw new UserError(
+        `the flow "${this.#flow.name}" calls MCP tools (node "${node}": ${call.server}/${call.name}), but no MCP servers are configured`,
+        2,
+        `pass --mcp-config FILE naming a server "${call.server}" ({"mcpServers": {"${call.server}": {"command": …}}}), or add it to CONFIG_DIR/mcp.json`,
+      );
+    const guess = closestName(call.server, names);
+    throw new UserError(
+      `node "${node}" of the flow "${this.#flow.name}" calls ${call.server}/${call.name}, but your MCP configuration has no server "${call.server}"${guess ? `; did you mean "${guess}"?` : ''}`,
+      2,
+      `configured: ${names.join(', ')}`,
+    );
   }
 
   /** A node settled without being asked (reused or blocked). */
@@ -293,10 +322,15 @@ class PassRunner {
     limits: ChangeLimits,
   ): Promise<Evaluated> {
     const { events, signal } = this.#options;
+    const node = structure.nodes.get(name)!;
+    if (node.tool) {
+      const call = toolRequest(structure, pass, name, database);
+      if (!call.ok) return this.#evaluated(name, call.result);
+      return this.#evaluated(name, await callToolNode(this.#options.mcp, name, call, events, signal));
+    }
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
     const { prompt, messages, outputs } = request;
-    const node = structure.nodes.get(name)!;
     const schema = this.#sandboxes.schemaOf(node);
     let tokens = 0;
     let lastProblem = '';
