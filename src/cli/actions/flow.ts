@@ -11,13 +11,15 @@ import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { formatFinding } from '../load-graph.js';
 import { modelsForFile } from '../model-options.js';
+import type { McpServers } from '../../mcp/servers.js';
+import { mcpServersFor, type McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { openStore, type OpenedStore } from '../store-for.js';
 import { traceTo } from '../trace-option.js';
 
 /** `flow run`'s options as commander parses them. */
-export interface FlowRunOptions extends ModelOptionValues {
+export interface FlowRunOptions extends ModelOptionValues, McpOptionValues {
   input: Record<string, string>;
   concurrency?: number;
   state?: string;
@@ -31,11 +33,16 @@ export interface FlowRunOptions extends ModelOptionValues {
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
   const { flow, warnings } = await openFlow(path);
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-  const opened = await openStore(options.database);
+  const mcp = await mcpServersFor(options);
   try {
-    await runPass(path, flow, opened, options);
+    const opened = await openStore(options.database);
+    try {
+      await runPass(path, flow, opened, options, mcp);
+    } finally {
+      await opened.close();
+    }
   } finally {
-    await opened.close();
+    await mcp?.close();
   }
 }
 
@@ -49,6 +56,7 @@ async function runPass(
   flow: FlowFile,
   opened: OpenedStore,
   options: FlowRunOptions,
+  mcp: McpServers | undefined,
 ): Promise<void> {
   const { flowRuns } = opened.store;
   // A pass in a database always has a key: its workflow's id is made of it.
@@ -99,6 +107,7 @@ async function runPass(
           database: options.database,
           events: bus,
           stop,
+          ...(mcp && { mcp }),
           again: `meta-agent flow run ${shown(path)} --state ${key}${options.database === undefined ? '' : ' --database URL'}`,
         })
       : await runFlowPass(
@@ -110,6 +119,7 @@ async function runPass(
             ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
             ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
             signal: stop,
+            ...(mcp && { mcp }),
           },
           options.input,
         );

@@ -8,9 +8,11 @@ import type { Command } from 'commander';
 import type { FlowRunOptions } from '../actions/flow.js';
 import {
   DATABASE_OPTION_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   SANDBOX_LIMITS_HELP,
   addDatabaseOption,
+  addMcpOption,
   addModelOptions,
   positiveInteger,
 } from '../options.js';
@@ -46,7 +48,8 @@ Exit code: 0 when every node has an output, 1 when one failed (and those after i
 a bad flow file, input or state file, 130 after Ctrl+C.
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}
-${DATABASE_OPTION_HELP}`;
+${DATABASE_OPTION_HELP}
+${MCP_OPTION_HELP}`;
 
 /** Registers `flow` and its subcommand `run`. */
 export function register(program: Command): void {
@@ -70,7 +73,7 @@ export function register(program: Command): void {
     .option('--json', 'write the event stream to stdout as JSON lines, then the report')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'print one line per event even in a terminal');
-  addDatabaseOption(addModelOptions(run))
+  addMcpOption(addDatabaseOption(addModelOptions(run)))
     .addHelpText('after', EXAMPLES)
     .action(async (file: string, options: FlowRunOptions) => {
       const { restartIfFlowRunsCode } = await import('../sandbox-process.js');
