@@ -65,6 +65,14 @@ await build({
     sourcemap: true,
     // A bundled package is a chunk of its own named after it (`npm-zod-….js`, `npm-@hono_node-server-….js`):
     // loaded whole by whatever first needs it, and a test can tell which packages a command loaded.
-    codeSplitting: { groups: [{ debugName: 'npm packages', name: (id) => npmChunkName(id) }] },
+    // A group takes the packages its modules import along (includeDependenciesRecursively), so zod, which
+    // our own code and the MCP SDK both import, gets its own group first: else it may join the SDK's
+    // chunk, and every command would load the SDK to get zod.
+    codeSplitting: {
+      groups: [
+        { name: 'npm-zod', test: /[\\/]node_modules[\\/]zod[\\/]/, priority: 1 },
+        { debugName: 'npm packages', name: (id) => npmChunkName(id) },
+      ],
+    },
   },
 });
