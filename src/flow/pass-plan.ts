@@ -7,6 +7,7 @@
  */
 import { InvalidFileError, UserError } from '../errors.js';
 import type { FlowEvent } from '../events.js';
+import { closestName } from '../graph/names.js';
 import type { ChatMessage } from '../llm/types.js';
 import {
   applyChange,
@@ -207,15 +208,26 @@ export function toolRequest(
 }
 
 /**
- * The flow's first tool node when no MCP servers are configured, or the first naming a server that is
- * not: a pass that would fail it refuses to start, before any model is asked.
+ * Refuses a flow whose tool nodes call servers the user has not configured (`servers`: the configured
+ * names, undefined when there are none), with a UserError naming the first such node: the pass would
+ * fail them, so it does not start, and no model is asked.
  */
-export function missingServer(
-  flow: FlowFile,
-  servers: readonly string[] | undefined,
-): { node: string; call: ToolCall } | undefined {
+export function checkToolServers(flow: FlowFile, servers: readonly string[] | undefined): void {
   const node = flow.nodes.find((node) => node.tool && !servers?.includes(node.tool.server));
-  return node && { node: node.name, call: node.tool! };
+  if (!node) return;
+  const { server, name: tool } = node.tool!;
+  if (servers === undefined)
+    throw new UserError(
+      `the flow "${flow.name}" calls MCP tools (node "${node.name}": ${server}/${tool}), but no MCP servers are configured`,
+      2,
+      `pass --mcp-config FILE naming a server "${server}" ({"mcpServers": {"${server}": {"command": …}}}), or add it to CONFIG_DIR/mcp.json`,
+    );
+  const guess = closestName(server, [...servers]);
+  throw new UserError(
+    `node "${node.name}" of the flow "${flow.name}" calls ${server}/${tool}, but your MCP configuration has no server "${server}"${guess ? `; did you mean "${guess}"?` : ''}`,
+    2,
+    `configured: ${servers.join(', ')}`,
+  );
 }
 
 /**

@@ -12,9 +12,7 @@
  * nodes' schemas and after-query code use are node-sandbox.ts; a tool node's call is tool-node.ts.
  */
 import type { z } from 'zod';
-import { UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
-import { closestName } from '../graph/names.js';
 import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
@@ -33,9 +31,9 @@ import type { FlowRunStore } from './flow-run-store.js';
 import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,
+  checkToolServers,
   changeLimits,
   commitChanges,
-  missingServer,
   nextMove,
   nodeEvent,
   nodeRequest,
@@ -150,7 +148,7 @@ class PassRunner {
   }
 
   async run(inputs: Record<string, string>): Promise<PassReport> {
-    this.#checkServers();
+    checkToolServers(this.#flow, this.#options.mcp?.names());
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
     const begun = resumed
@@ -214,26 +212,6 @@ class PassRunner {
     this.#state.current = pass;
     await this.#save();
     return pass;
-  }
-
-  /** Refuses a flow whose tool nodes name servers the user has not configured, before anything runs. */
-  #checkServers(): void {
-    const names = this.#options.mcp?.names();
-    const missing = missingServer(this.#flow, names);
-    if (!missing) return;
-    const { node, call } = missing;
-    if (names === undefined)
-      throw new UserError(
-        `the flow "${this.#flow.name}" calls MCP tools (node "${node}": ${call.server}/${call.name}), but no MCP servers are configured`,
-        2,
-        `pass --mcp-config FILE naming a server "${call.server}" ({"mcpServers": {"${call.server}": {"command": …}}}), or add it to CONFIG_DIR/mcp.json`,
-      );
-    const guess = closestName(call.server, names);
-    throw new UserError(
-      `node "${node}" of the flow "${this.#flow.name}" calls ${call.server}/${call.name}, but your MCP configuration has no server "${call.server}"${guess ? `; did you mean "${guess}"?` : ''}`,
-      2,
-      `configured: ${names.join(', ')}`,
-    );
   }
 
   /** A node settled without being asked (reused or blocked). */

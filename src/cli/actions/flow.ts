@@ -1,16 +1,20 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
 import { randomBytes } from 'node:crypto';
+import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import { openFlow } from '../../flow/load.js';
+import { checkToolServers } from '../../flow/pass-plan.js';
 import { newFlowRunState } from '../../flow/run-state.js';
 import type { FlowFile } from '../../flow/schema.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
+import type { ModelSet } from '../../llm/types.js';
+import { unavailableModels } from '../../llm/unavailable.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { formatFinding } from '../load-graph.js';
-import { modelsForFile } from '../model-options.js';
+import { hasModelFlags, modelsForFile } from '../model-options.js';
 import type { McpServers } from '../../mcp/servers.js';
 import { mcpServersFor, type McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
@@ -35,6 +39,7 @@ export async function runFlow(path: string, options: FlowRunOptions): Promise<vo
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
   const mcp = await mcpServersFor(options);
   try {
+    checkToolServers(flow, mcp?.names());
     const opened = await openStore(options.database);
     try {
       await runPass(path, flow, opened, options, mcp);
@@ -65,8 +70,7 @@ async function runPass(
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  const { models } = await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow');
-  const model = meter.meter(models).chatbot;
+  const model = meter.meter(await modelsOf(flow, options)).chatbot;
   if (model.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const interactive =
@@ -143,4 +147,16 @@ async function runPass(
         : `[flow] stopped; finish the pass with: meta-agent flow run ${shown(path)} --state ${shown(options.state)}\n`,
     );
   process.exitCode = report.interrupted ? 130 : report.complete ? 0 : 1;
+}
+
+/**
+ * The models the pass asks. A flow whose every node is an MCP tool call asks none (a tool node has no
+ * after-query step to add a prompt node), so unless a model flag names one, none is looked for.
+ */
+async function modelsOf(flow: FlowFile, options: FlowRunOptions): Promise<ModelSet> {
+  if (flow.nodes.every((node) => node.tool) && !hasModelFlags(options))
+    return unavailableModels(
+      new UserError(`the flow "${flow.name}" asks no model: its nodes call MCP tools`),
+    );
+  return (await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow')).models;
 }
