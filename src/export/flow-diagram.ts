@@ -1,6 +1,6 @@
 /**
  * The drawing of a flow (`NAME.flow.json`): a box per node, with its name, what checks its answer and an
- * excerpt of its prompt, and an arrow from each dependency to the node that uses its answer. A
+ * excerpt of its prompt (a tool node: `MCP tool SERVER/TOOL` and its arguments), and an arrow from each dependency to the node that uses its answer. A
  * dependency on a name no node has is drawn as a dashed box, as a graph's transition to one is; a flow
  * with lint errors is drawn as it is.
  */
@@ -16,8 +16,9 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
     kind: 'node',
     text: node.name,
     label: flowNodeLabel(node),
-    // A node whose answer an after-query step checks stands apart, as code does in a graph.
-    family: node.afterQuery ? 'code' : 'thought',
+    // A node whose answer an after-query step checks stands apart, as code does in a graph; a tool
+    // call is drawn as a graph's function call.
+    family: node.tool ? 'function' : node.afterQuery ? 'code' : 'thought',
     start: false,
   }));
   const missing = new Set<string>();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
+import { flowHost } from '../../src/flow/nested.js';
 import { newFlowRunState } from '../../src/flow/run-state.js';
 import { runFlowPass } from '../../src/flow/runner.js';
 import type { FlowFile } from '../../src/flow/schema.js';
@@ -195,5 +196,24 @@ describe('a flow with MCP tool nodes', () => {
       'node "fact" of the flow "test-flow" calls notes/lookup, but your MCP configuration has no server "notes"; did you mean "notez"?',
     );
     expect(calls).toEqual([]);
+  });
+
+  it('calls the run’s servers from a flow a graph runs', async () => {
+    await writeFile(
+      join(dir, 'fact.flow.json'),
+      JSON.stringify({
+        inputs: { key: {} },
+        nodes: [{ name: 'fact', tool: { server: 'notes', name: 'lookup', arguments: { key: '$db.key$' } } }],
+      }),
+    );
+    const { model } = flowModel();
+    const host = flowHost({ folder: dir, model, events: recordedBus().bus, mcp: await userServers() });
+    expect(
+      await host.functions.run!({ file: 'fact.flow.json', inputs: { key: 'capital_of_france' } }),
+    ).toEqual({
+      complete: true,
+      outputs: { fact: 'Paris' },
+      failed: {},
+    });
   });
 });
