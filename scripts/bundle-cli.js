@@ -65,8 +65,9 @@ await build({
     sourcemap: true,
     // A bundled package is a chunk of its own named after it (`npm-zod-….js`, `npm-@hono_node-server-….js`):
     // loaded whole by whatever first needs it, and a test can tell which packages a command loaded.
-    // zod is captured first: the MCP SDK's chunk takes the modules it imports with it, zod's among them,
-    // and every command would then load the SDK with zod.
+    // A group takes the packages its modules import along (includeDependenciesRecursively), so zod, which
+    // our own code and the MCP SDK both import, gets its own group first: else it may join the SDK's
+    // chunk, and every command would load the SDK to get zod.
     codeSplitting: {
       groups: [
         { name: 'npm-zod', test: /[\\/]node_modules[\\/]zod[\\/]/, priority: 1 },

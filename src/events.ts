@@ -193,6 +193,8 @@ export type FlowEvent =
     }
   /** Text of a running node's answer as it streams in. */
   | { type: 'flow.delta'; node: string; delta: string }
+  /** How far a running tool node's call has got, as its MCP server tells (message: untrusted). */
+  | { type: 'flow.progress'; node: string; progress: number; total?: number; message?: string }
   /** A temporary change an after-query step asked for: applied, or refused and why. */
   | { type: 'flow.changed'; by: string; change: string; applied: boolean; reason?: string }
   /** Database keys an after-query step wrote. */

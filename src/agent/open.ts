@@ -78,7 +78,12 @@ async function openAgent(world: AgentWorld, spec: AgentSpec, depth: number): Pro
         ...(world.mcp && { mcp: world.mcp }),
       }),
       ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
-      [FLOWS_NAMESPACE]: flowHost({ folder: world.folder, model: models.chatbot, events: world.events }),
+      [FLOWS_NAMESPACE]: flowHost({
+        folder: world.folder,
+        model: models.chatbot,
+        events: world.events,
+        ...(world.mcp && { mcp: world.mcp }),
+      }),
       ...(world.mcp && { [MCP_NAMESPACE]: mcpHost(world.mcp) }),
       ...spec.host,
     },

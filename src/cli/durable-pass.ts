@@ -15,6 +15,7 @@ import { passInputs, resumedStructure } from '../flow/pass-plan.js';
 import type { FlowRunState } from '../flow/run-state.js';
 import type { PassReport } from '../flow/runner.js';
 import type { FlowFile } from '../flow/schema.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Database } from '../postgres/database.js';
 import { databaseUrl } from './database.js';
 import { modelOptionsToKeep } from './model-options.js';
@@ -39,6 +40,8 @@ export interface DurablePass {
   stop: AbortSignal;
   /** How the user goes on with the run after a stop. */
   again: string;
+  /** The user's MCP servers: this process carries the pass, so its tool nodes call them. */
+  mcp?: McpServers;
 }
 
 /** Runs (or goes on with) the pass, and gives its report. */
@@ -57,6 +60,7 @@ export async function runDurablePass(pass: DurablePass): Promise<PassReport> {
     // Only its own pass, and what a dead process left (DBOS's internal queue, which every process takes).
     listen: [],
     onProblem: (message) => writeErr(`warning: ${message}\n`),
+    ...(pass.mcp && { mcp: pass.mcp }),
   });
   try {
     const number = nextPass(saved);

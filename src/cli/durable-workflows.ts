@@ -9,6 +9,7 @@
  */
 import { hostFlowPasses } from '../durable/flow-pass.js';
 import { launchDurable, type Durable } from '../durable/runtime.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Database } from '../postgres/database.js';
 import { postgresStore } from '../store/postgres.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +40,8 @@ export interface StartDurableOptions {
   listen?: readonly string[];
   /** The store on `db` the workflows keep their work in; default one of this process's own. */
   store?: Store;
+  /** The user's MCP servers, lent to the flow passes this process carries (their tool nodes). */
+  mcp?: McpServers;
   onProblem(message: string): void;
 }
 
@@ -50,7 +53,7 @@ export async function startDurable(options: StartDurableOptions): Promise<Durabl
   quietPgBusyClientWarning();
   await loadDurableWorkflows();
   const store = options.store ?? postgresStore(options.db, { claimant: CLAIMANT });
-  hostFlowPasses(flowPassHost(store));
+  hostFlowPasses(flowPassHost(store, options.mcp));
   hostGoalRuns({ store, database: options.url, onProblem: options.onProblem });
   return launchDurable({ ...options, version: version() });
 }

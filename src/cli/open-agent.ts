@@ -14,7 +14,8 @@ import { EventBus } from '../events.js';
 import { closestName } from '../graph/names.js';
 import type { GraphConfig, GraphFile } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
-import { TEXT_ONLY, type LanguageModel, type ModelSet } from '../llm/types.js';
+import type { ModelSet } from '../llm/types.js';
+import { unavailableModels } from '../llm/unavailable.js';
 import { UsageMeter } from '../llm/usage.js';
 import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
@@ -197,19 +198,4 @@ export async function resolveModels(
     if (!isUserError(error) || hasModelFlags(options)) throw error;
     return unavailableModels(error);
   }
-}
-
-/** Models that answer every call with `error`. */
-function unavailableModels(error: UserError): ModelSet {
-  const fail = () => Promise.reject(error);
-  const model: LanguageModel = {
-    id: 'unavailable',
-    modelName: 'unavailable',
-    capabilities: TEXT_ONLY,
-    answersFrom: 'model',
-    complete: fail,
-    stream: fail,
-    embed: fail,
-  };
-  return { chatbot: model, classifier: model, userbot: model, embedder: model };
 }

@@ -25,6 +25,7 @@ import { newFlowRunState, type FlowRunState } from '../flow/run-state.js';
 import { runFlowPass, type NodeAsker, type PassReport } from '../flow/runner.js';
 import type { FlowFile, Json } from '../flow/schema.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import { UsageMeter } from '../llm/usage.js';
 
 /** What a durable pass is given. JSON. */
@@ -48,6 +49,8 @@ export interface FlowPassHost {
   flowRuns: FlowRunStore;
   /** The models of a pass, from what it was started with. */
   models(input: FlowPassInput): Promise<ModelSet>;
+  /** The process's MCP servers, for tool nodes: a process without them refuses a flow that has some. */
+  mcp?: McpServers;
 }
 
 /** A front end in this process for one pass: the terminal that started it. */
@@ -112,6 +115,7 @@ async function carryPass(input: FlowPassInput): Promise<PassReport> {
       ...(input.concurrency !== undefined && { concurrency: input.concurrency }),
       keptAt: { store: steps, key: input.key },
       askNodes: askAsSteps,
+      ...(host.mcp && { mcp: host.mcp }),
     },
     input.inputs,
   );

@@ -1,6 +1,6 @@
 /**
  * The drawing of a flow (`NAME.flow.json`): a box per node, with its name, what checks its answer and an
- * excerpt of its prompt, and an arrow from each dependency to the node that uses its answer. A
+ * excerpt of its prompt (a tool node: `MCP tool SERVER/TOOL` and its arguments), and an arrow from each dependency to the node that uses its answer. A
  * dependency on a name no node has is drawn as a dashed box, as a graph's transition to one is; a flow
  * with lint errors is drawn as it is.
  */
@@ -16,8 +16,9 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
     kind: 'node',
     text: node.name,
     label: flowNodeLabel(node),
-    // A node whose answer an after-query step checks stands apart, as code does in a graph.
-    family: node.afterQuery ? 'code' : 'thought',
+    // A node whose answer an after-query step checks stands apart, as code does in a graph; a tool
+    // call is drawn as a graph's function call.
+    family: node.tool ? 'function' : node.afterQuery ? 'code' : 'thought',
     start: false,
   }));
   const missing = new Set<string>();
@@ -39,8 +40,9 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
   return { name: flow.name, nodes, edges, categories: [] };
 }
 
-/** `after-query: schema + code · fallback`, or undefined for a node with neither. */
+/** `MCP tool SERVER/TOOL` for a tool node; else `after-query: schema + code · fallback`, or undefined for neither. */
 export function flowNodeSteps(node: FlowNode): string | undefined {
+  if (node.tool) return `MCP tool ${node.tool.server}/${node.tool.name}`;
   const checks = [node.afterQuery?.schema && 'schema', node.afterQuery?.code !== undefined && 'code'];
   const steps = [
     node.afterQuery && `after-query: ${checks.filter(Boolean).join(' + ')}`,
@@ -53,8 +55,13 @@ function flowNodeLabel(node: FlowNode): LabelPart[] {
   const parts: LabelPart[] = [{ look: 'title', text: node.name, lines: 2 }];
   const steps = flowNodeSteps(node);
   if (steps) parts.push({ look: 'tag', text: steps, lines: 2 });
-  // A node may ask everything through its compose template and leave its prompt empty.
-  const text = node.prompt.trim() ? node.prompt : (node.compose ?? '');
+  // A node may ask everything through its compose template and leave its prompt empty; a tool node's
+  // text is its arguments.
+  const text = node.tool
+    ? JSON.stringify(node.tool.arguments)
+    : node.prompt?.trim()
+      ? node.prompt
+      : (node.compose ?? '');
   if (text.trim()) parts.push({ look: 'text', text, lines: 4 });
   return parts;
 }

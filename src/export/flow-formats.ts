@@ -53,7 +53,7 @@ export function flowDrawing(flow: FlowFile): { diagram: Diagram; nodes: ViewerNo
   return { diagram, nodes: flowViewerNodes(flow, ids) };
 }
 
-/** Each node's panel: its prompt, what it needs and what needs it, compose, after-query, fallback. */
+/** Each node's panel: its prompt (or MCP tool and arguments), what it needs and what needs it, compose, after-query, fallback. */
 function flowViewerNodes(flow: FlowFile, ids: string[]): ViewerNode[] {
   const names = new Set(flow.nodes.map((node) => node.name));
   const outputs = new Set(sinksOf(baseStructure(flow)));
@@ -66,6 +66,8 @@ function flowViewerNodes(flow: FlowFile, ids: string[]): ViewerNode[] {
     const needed = dependents.map((other) => ({ name: other.name }));
     const fields = [
       textField('Prompt', node.prompt, true),
+      textField('MCP tool', node.tool && `${node.tool.server}/${node.tool.name}`),
+      textField('Arguments', json(node.tool?.arguments)),
       refsField(
         'Dependencies',
         node.dependencies.map((name) => (names.has(name) ? { name } : { name, label: 'no such node' })),

@@ -5,15 +5,22 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { packageRoot } from '../package-root.js';
-import { flowFileSchema } from './schema.js';
+import { flowFileSchema, flowNodeSchema } from './schema.js';
 
 /** The JSON Schema (draft 2020-12) of a flow file as a user writes it: fields with defaults are optional. */
 export function flowJsonSchema(): Record<string, unknown> {
   return {
-    ...z.toJSONSchema(flowFileSchema, { io: 'input' }),
+    ...z.toJSONSchema(flowFileSchema, {
+      io: 'input',
+      // The node's refinement, which JSON Schema cannot read from zod: a prompt or a tool, not both.
+      override: ({ zodSchema, jsonSchema }) => {
+        if (zodSchema === flowNodeSchema)
+          jsonSchema.oneOf = [{ required: ['prompt'] }, { required: ['tool'] }];
+      },
+    }),
     title: 'meta-agent flow',
     description:
-      'An AgentKit flow for meta-agent: prompt nodes with dependencies, evaluated in dependency order, several at once.',
+      'An AgentKit flow for meta-agent: prompt nodes (or MCP tool calls) with dependencies, evaluated in dependency order, several at once.',
   };
 }
 

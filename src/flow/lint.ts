@@ -1,7 +1,8 @@
 /**
  * What is wrong with a flow before it runs, as findings like a graph's (errors stop a run; warnings do
- * not): names that lead nowhere, cycles (named), references a node cannot resolve, code that does not
- * parse, answer schemas that cannot be checked.
+ * not): names that lead nowhere, cycles (named), references a node cannot resolve (in a prompt, a
+ * compose template or a tool's arguments), code that does not parse, answer schemas that cannot be
+ * checked.
  */
 import { z } from 'zod';
 import { codeSyntaxError } from '../graph/code-syntax.js';
@@ -11,6 +12,7 @@ import { describeCycle, findCycle } from './dag.js';
 import { baseStructure } from './changes.js';
 import type { FlowFile, FlowNode } from './schema.js';
 import { referencesIn } from './template.js';
+import { argumentTexts } from './tool-arguments.js';
 
 export type { Finding };
 
@@ -52,14 +54,18 @@ function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[
     } else if (deps.has(dep)) warn(`it lists "${dep}" twice among its dependencies`);
     deps.add(dep);
   }
-  for (const [field, text] of [
+  const texts: Array<[field: string, text: string | undefined]> = [
     ['prompt', node.prompt],
     ['compose', node.compose],
-  ] as const) {
+    ...Object.entries(node.tool?.arguments ?? {}).flatMap(([key, value]) =>
+      argumentTexts(value, key).map(({ at, text }): [string, string] => [`argument ${at}`, text]),
+    ),
+  ];
+  for (const [field, text] of texts) {
     if (text === undefined) continue;
     for (const ref of referencesIn(text)) {
-      if (ref.kind === 'prompt' && field === 'prompt')
-        error(`its prompt uses ${ref.text}, which only a compose template can`);
+      if (ref.kind === 'prompt' && field !== 'compose')
+        error(`its ${field} uses ${ref.text}, which only a compose template can`);
       if (ref.kind === 'out' && !deps.has(ref.node))
         error(
           `its ${field} uses ${ref.text}, but it does not depend on "${ref.node}"`,
@@ -70,7 +76,7 @@ function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[
   }
   if (node.compose !== undefined && !referencesIn(node.compose).some((ref) => ref.kind === 'prompt'))
     warn('its compose template leaves out $prompt$, so its own prompt is never asked');
-  if (node.prompt.trim() === '' && node.compose === undefined) error('its prompt is empty');
+  if (node.prompt?.trim() === '' && node.compose === undefined) error('its prompt is empty');
   const code = node.afterQuery?.code;
   if (code !== undefined) {
     const problem = codeSyntaxError(code);

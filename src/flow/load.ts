@@ -49,6 +49,12 @@ export async function openFlow(path: string, shown = path): Promise<{ flow: Flow
  */
 export function parseFlowObject(input: unknown, source: string): FlowFile {
   checkJsonDepth(input, source);
+  const defined = serverDefinition(input);
+  if (defined !== undefined)
+    throw new InvalidFileError(
+      `${source}: ${defined} defines an MCP server; a flow file may name a server's tools, never add a server or its command line`,
+      'servers come only from your own MCP configuration (--mcp-config FILE, or CONFIG_DIR/mcp.json)',
+    );
   const named =
     input !== null && typeof input === 'object' && !Array.isArray(input) && !('name' in input)
       ? { ...input, name: flowNameFromPath(source) }
@@ -60,4 +66,34 @@ export function parseFlowObject(input: unknown, source: string): FlowFile {
       'see schema/flow.schema.json, or examples/*.flow.json',
     );
   return parsed.data;
+}
+
+/** The fields of a server's definition (src/mcp/config.ts), which a flow file may not hold. */
+const SERVER_FIELDS = ['command', 'args', 'env', 'cwd', 'url', 'headers'];
+
+/**
+ * Where `input` tries to define an MCP server: an `mcpServers` table, or a tool call that brings its
+ * own command line or URL instead of naming a configured server. Checked before the schema, so the
+ * answer is this rule and not an "unknown field".
+ */
+function serverDefinition(input: unknown): string | undefined {
+  if (!isObject(input)) return undefined;
+  if (Object.hasOwn(input, 'mcpServers')) return '"mcpServers"';
+  if (isObject(input.config) && Object.hasOwn(input.config, 'mcpServers')) return '"config.mcpServers"';
+  if (!Array.isArray(input.nodes)) return undefined;
+  for (const [index, node] of input.nodes.entries()) {
+    if (!isObject(node)) continue;
+    const where = `nodes[${index}]${typeof node.name === 'string' ? ` (${node.name})` : ''}`;
+    if (Object.hasOwn(node, 'mcpServers')) return `${where}.mcpServers`;
+    const tool = node.tool;
+    if (!isObject(tool)) continue;
+    if (isObject(tool.server)) return `${where}.tool.server`;
+    const field = SERVER_FIELDS.find((key) => Object.hasOwn(tool, key));
+    if (field !== undefined) return `${where}.tool.${field}`;
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -13,6 +13,7 @@ import type { HostNamespace } from '../engine/interpreter.js';
 import { UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { LanguageModel } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import type { Json } from './schema.js';
 
 export interface FlowHostOptions {
@@ -22,6 +23,8 @@ export interface FlowHostOptions {
   model: LanguageModel;
   /** The interpreter's bus: the pass's `flow.*` events reach the same consumers. */
   events: EventBus;
+  /** The user's MCP servers, for the flow's tool nodes. */
+  mcp?: McpServers;
 }
 
 /** What a pass gives the graph: stored in the node's variable, plain data. */
@@ -67,7 +70,13 @@ async function runNested(options: FlowHostOptions, request: unknown): Promise<Ne
     );
   const { flow } = await openFlow(await flowInside(options.folder, parsed.data.file), parsed.data.file);
   const report = await runFlowPass(
-    { flow, state: newFlowRunState(flow), model: options.model, events: options.events },
+    {
+      flow,
+      state: newFlowRunState(flow),
+      model: options.model,
+      events: options.events,
+      ...(options.mcp && { mcp: options.mcp }),
+    },
     parsed.data.inputs,
   );
   const failed: Record<string, string> = {};

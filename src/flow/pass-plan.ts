@@ -7,6 +7,7 @@
  */
 import { InvalidFileError, UserError } from '../errors.js';
 import type { FlowEvent } from '../events.js';
+import { closestName } from '../graph/names.js';
 import type { ChatMessage } from '../llm/types.js';
 import {
   applyChange,
@@ -25,8 +26,9 @@ import {
   type NodeResult,
   type PassState,
 } from './run-state.js';
-import type { FlowFile, FlowNode, Json } from './schema.js';
+import type { FlowFile, FlowNode, Json, ToolCall } from './schema.js';
 import { renderFlowText } from './template.js';
+import { describeToolCall, renderArguments } from './tool-arguments.js';
 
 /**
  * The database values a new pass starts with: every input given or defaulted. An input the flow does
@@ -162,7 +164,7 @@ export type NodeRequest =
   | { ok: true; prompt: string; messages: ChatMessage[]; outputs: Map<string, unknown> }
   | { ok: false; result: NodeResult };
 
-/** The request for node `name`, against the database as its step began. */
+/** The request for the prompt node `name`, against the database as its step began. */
 export function nodeRequest(
   flow: FlowFile,
   structure: PassStructure,
@@ -174,12 +176,58 @@ export function nodeRequest(
   const dependencies = structure.dependencies.get(name) ?? [];
   const outputs = new Map(dependencies.map((dep) => [dep, pass.results[dep]!.output]));
   try {
-    const prompt = renderFlowText(node.prompt, { db: database, outputs });
+    const prompt = renderFlowText(node.prompt ?? '', { db: database, outputs });
     const messages = compose(flow, node, prompt, dependencies, pass, database, outputs);
     return { ok: true, prompt, messages, outputs };
   } catch (error) {
     return { ok: false, result: failedResult(0, 0, `its prompt: ${(error as Error).message}`) };
   }
+}
+
+/** The call a tool node makes, and how dependents see it asked; or why it cannot be made. */
+export type ToolRequest =
+  | { ok: true; call: ToolCall; arguments: Record<string, Json>; prompt: string }
+  | { ok: false; result: NodeResult };
+
+/** The call of the tool node `name` (tool-arguments.ts), against the database as its step began. */
+export function toolRequest(
+  structure: PassStructure,
+  pass: PassState,
+  name: string,
+  database: Record<string, Json>,
+): ToolRequest {
+  const call = structure.nodes.get(name)!.tool!;
+  const dependencies = structure.dependencies.get(name) ?? [];
+  const outputs = new Map(dependencies.map((dep) => [dep, pass.results[dep]!.output]));
+  try {
+    const args = renderArguments(call, { db: database, outputs });
+    return { ok: true, call, arguments: args, prompt: describeToolCall(call, args) };
+  } catch (error) {
+    return { ok: false, result: failedResult(0, 0, (error as Error).message) };
+  }
+}
+
+/**
+ * Refuses a flow whose tool nodes call servers the user has not configured (`servers`: the configured
+ * names, undefined when there are none), with a UserError naming the first such node: the pass would
+ * fail them, so it does not start, and no model is asked.
+ */
+export function checkToolServers(flow: FlowFile, servers: readonly string[] | undefined): void {
+  const node = flow.nodes.find((node) => node.tool && !servers?.includes(node.tool.server));
+  if (!node) return;
+  const { server, name: tool } = node.tool!;
+  if (servers === undefined)
+    throw new UserError(
+      `the flow "${flow.name}" calls MCP tools (node "${node.name}": ${server}/${tool}), but no MCP servers are configured`,
+      2,
+      `pass --mcp-config FILE naming a server "${server}" ({"mcpServers": {"${server}": {"command": …}}}), or add it to CONFIG_DIR/mcp.json`,
+    );
+  const guess = closestName(server, [...servers]);
+  throw new UserError(
+    `node "${node.name}" of the flow "${flow.name}" calls ${server}/${tool}, but your MCP configuration has no server "${server}"${guess ? `; did you mean "${guess}"?` : ''}`,
+    2,
+    `configured: ${servers.join(', ')}`,
+  );
 }
 
 /**

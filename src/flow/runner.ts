@@ -9,7 +9,7 @@
  * A stop (Ctrl+C, a crash) loses at most the step in progress: its nodes are asked again on resume.
  * What the pass does next, what a node is asked and how its evaluation ends are pure decisions
  * (pass-plan.ts); this module performs them: the model calls, the events, the saves. The sandboxes the
- * nodes' schemas and after-query code use are node-sandbox.ts.
+ * nodes' schemas and after-query code use are node-sandbox.ts; a tool node's call is tool-node.ts.
  */
 import type { z } from 'zod';
 import type { EventBus } from '../events.js';
@@ -17,6 +17,7 @@ import { withRepair } from '../llm/repair.js';
 import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.js';
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
+import type { McpServers } from '../mcp/servers.js';
 import { parseAnswer, type Accepted } from './after-query.js';
 import {
   baseStructure,
@@ -30,6 +31,7 @@ import type { FlowRunStore } from './flow-run-store.js';
 import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,
+  checkToolServers,
   changeLimits,
   commitChanges,
   nextMove,
@@ -37,10 +39,12 @@ import {
   nodeRequest,
   passInputs,
   resumedStructure,
+  toolRequest,
   unansweredResult,
 } from './pass-plan.js';
 import { flowHash, type FlowRunState, type NodeResult, type PassState } from './run-state.js';
 import { DEFAULT_CONCURRENCY, type FlowFile, type Json } from './schema.js';
+import { callToolNode } from './tool-node.js';
 
 export interface FlowRunOptions {
   flow: FlowFile;
@@ -57,6 +61,8 @@ export interface FlowRunOptions {
   signal?: AbortSignal;
   /** How a step's nodes are asked; default: up to `concurrency` at once, in this process. */
   askNodes?: NodeAsker;
+  /** The user's MCP servers, which tool nodes call; a flow with tool nodes refuses to run without them. */
+  mcp?: McpServers;
 }
 
 /**
@@ -142,6 +148,7 @@ class PassRunner {
   }
 
   async run(inputs: Record<string, string>): Promise<PassReport> {
+    checkToolServers(this.#flow, this.#options.mcp?.names());
     const started = performance.now();
     const resumed = this.#state.current !== undefined;
     const begun = resumed
@@ -293,10 +300,15 @@ class PassRunner {
     limits: ChangeLimits,
   ): Promise<Evaluated> {
     const { events, signal } = this.#options;
+    const node = structure.nodes.get(name)!;
+    if (node.tool) {
+      const call = toolRequest(structure, pass, name, database);
+      if (!call.ok) return this.#evaluated(name, call.result);
+      return this.#evaluated(name, await callToolNode(this.#options.mcp, name, call, events, signal));
+    }
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
     const { prompt, messages, outputs } = request;
-    const node = structure.nodes.get(name)!;
     const schema = this.#sandboxes.schemaOf(node);
     let tokens = 0;
     let lastProblem = '';

@@ -1,8 +1,9 @@
 /**
  * The flow file (`NAME.flow.json`): an AgentKit "thought process" (seed 003) as a DAG of prompt nodes.
  * Each node names the nodes it depends on; its prompt is composed from the database, their outputs and
- * its own question; an optional after-query step checks or reshapes the answer. The zod schema is the
- * contract; `schema/flow.schema.json` is generated from it.
+ * its own question; an optional after-query step checks or reshapes the answer. A node may instead call
+ * a tool of one of the user's MCP servers, its arguments composed from the same values. The zod schema
+ * is the contract; `schema/flow.schema.json` is generated from it.
  */
 import { z } from 'zod';
 import { modelRefSchema } from '../graph/schema.js';
@@ -21,6 +22,9 @@ export const DEFAULT_CONCURRENCY = 32;
 
 /** A node name: letters, digits, `_` and `-`, starting with a letter or `_` (it appears in `$out.NAME$`). */
 export const FLOW_NODE_NAME = /^[A-Za-z_][\w-]{0,63}$/;
+
+/** Plain JSON, one schema for every such field (the JSON Schema defines it once). */
+const jsonValue = z.json();
 
 const nodeName = z
   .string()
@@ -46,26 +50,71 @@ const afterQuerySchema = z
   });
 export type AfterQuery = z.infer<typeof afterQuerySchema>;
 
-export const flowNodeSchema = z.strictObject({
-  name: nodeName,
-  prompt: z.string().describe('The question for this subtask; `$db.key$` embeds a database value.'),
-  dependencies: z
-    .array(nodeName)
-    .default([])
-    .describe('Nodes whose outputs this one needs: they run first, and their answers are in its prompt.'),
-  compose: z
+/**
+ * A tool call in place of a prompt. The server is named, never defined: servers come only from the
+ * user's MCP configuration (--mcp-config), as credentials do.
+ */
+export const toolCallSchema = z.strictObject({
+  server: z
     .string()
-    .optional()
+    .min(1)
+    .max(64)
+    .describe('An MCP server, by its name in the user’s configuration (--mcp-config).'),
+  name: z.string().min(1).max(128).describe('The tool to call.'),
+  arguments: z
+    .record(z.string(), jsonValue)
+    .default({})
     .describe(
-      'The prompt as one message instead of the default (dependencies as earlier turns): `$prompt$`, `$out.NODE$`, `$db.key$`.',
+      'The tool’s arguments. Every string in them, at any depth, is a template like a prompt (`$db.key$`, `$out.NODE$`); a string that is exactly one reference takes the value as it is (a number, an object), any other string is text.',
     ),
-  afterQuery: afterQuerySchema.optional(),
-  fallback: z
-    .json()
-    .optional()
-    .describe('The output when every attempt is rejected; without it the node fails.'),
-  notes: z.string().optional(),
 });
+export type ToolCall = z.infer<typeof toolCallSchema>;
+
+export const flowNodeSchema = z
+  .strictObject({
+    name: nodeName,
+    prompt: z
+      .string()
+      .optional()
+      .describe(
+        'The question for this subtask; `$db.key$` embeds a database value. A node has a prompt or a tool.',
+      ),
+    tool: toolCallSchema
+      .optional()
+      .describe('Call this MCP tool instead of asking the model: its result is the node’s output.'),
+    dependencies: z
+      .array(nodeName)
+      .default([])
+      .describe('Nodes whose outputs this one needs: they run first, and their answers are in its prompt.'),
+    compose: z
+      .string()
+      .optional()
+      .describe(
+        'The prompt as one message instead of the default (dependencies as earlier turns): `$prompt$`, `$out.NODE$`, `$db.key$`.',
+      ),
+    afterQuery: afterQuerySchema.optional(),
+    fallback: jsonValue
+      .optional()
+      .describe('The output when every attempt is rejected; without it the node fails.'),
+    notes: z.string().optional(),
+  })
+  .superRefine((node, ctx) => {
+    if ((node.prompt === undefined) === (node.tool === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a node has either a prompt or a tool (an MCP tool call), exactly one of the two',
+      });
+    // A tool's result is the output as it is: there is no answer to compose, check or ask again for
+    // (a tool may have side effects, so it is called once). A prompt node after it can reshape it.
+    if (node.tool)
+      for (const field of ['compose', 'afterQuery', 'fallback'] as const)
+        if (node[field] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `a tool node has no ${field}: its output is the tool's result; add a prompt node after it to reshape that`,
+          });
+  });
 export type FlowNode = z.infer<typeof flowNodeSchema>;
 export type FlowNodeInput = z.input<typeof flowNodeSchema>;
 
@@ -117,7 +166,7 @@ export const flowFileSchema = z.strictObject({
     .default({})
     .describe('Values given with `--input NAME=VALUE`, stored in the database under their names.'),
   database: z
-    .record(z.string(), z.json())
+    .record(z.string(), jsonValue)
     .default({})
     .describe('The database every node reads (`$db.key$`) and after-query steps write; kept between passes.'),
   config: flowConfigSchema.default(flowConfigSchema.parse({})),

@@ -2,7 +2,7 @@
  * Flow templates, in AgentKit's own spelling (seed 003, appendix E): `$db.key$` or `$db.a.b$` is a
  * database value (`$db$` the whole database), `$out.NODE$` a dependency's output and `$prompt$` the
  * node's own prompt (in a compose template). Any other `$` is left as written. Values that are not text
- * appear as JSON.
+ * appear as JSON. A tool node's arguments use the same references (tool-arguments.ts).
  */
 import { stringifyValue } from '../engine/template.js';
 
@@ -42,20 +42,33 @@ function parseReference(inner: string, text: string): Reference {
 export function renderFlowText(text: string, values: TemplateValues): string {
   return text.replace(REFERENCE, (whole, inner: string) => {
     const ref = parseReference(inner, whole);
-    if (ref.kind === 'prompt') {
-      if (values.prompt === undefined) throw new Error(`${whole} is only for compose templates`);
-      return values.prompt;
-    }
-    if (ref.kind === 'out') {
-      if (!values.outputs?.has(ref.node))
-        throw new Error(`${whole} names "${ref.node}", which is not a dependency of this node`);
-      return stringifyValue(values.outputs.get(ref.node));
-    }
-    const found = lookup(values.db, ref.path);
-    if (!found.ok)
-      throw new Error(`${whole}: the database has no "${ref.path.slice(0, found.depth + 1).join('.')}"`);
-    return stringifyValue(found.value);
+    return ref.kind === 'prompt' ? promptOf(ref, values) : stringifyValue(referenceValue(ref, values));
   });
+}
+
+/** The one reference `text` is made of, nothing around it; undefined for any other text. */
+export function soleReference(text: string): Reference | undefined {
+  const [only, ...more] = referencesIn(text);
+  return only && more.length === 0 && only.text === text ? only : undefined;
+}
+
+/** The value `ref` stands for, as it is (not as text); throws as renderFlowText does. */
+export function referenceValue(ref: Reference, values: TemplateValues): unknown {
+  if (ref.kind === 'prompt') return promptOf(ref, values);
+  if (ref.kind === 'out') {
+    if (!values.outputs?.has(ref.node))
+      throw new Error(`${ref.text} names "${ref.node}", which is not a dependency of this node`);
+    return values.outputs.get(ref.node);
+  }
+  const found = lookup(values.db, ref.path);
+  if (!found.ok)
+    throw new Error(`${ref.text}: the database has no "${ref.path.slice(0, found.depth + 1).join('.')}"`);
+  return found.value;
+}
+
+function promptOf(ref: Reference, values: TemplateValues): string {
+  if (values.prompt === undefined) throw new Error(`${ref.text} is only for compose templates`);
+  return values.prompt;
 }
 
 /** The value at `path` in `db`, through objects' own keys and arrays' indexes. */

@@ -36,6 +36,23 @@ async function text(flow: FlowFile, format: 'dot' | 'svg' | 'json' | 'mermaid' |
 }
 
 describe('flow export: DOT', () => {
+  it('labels a tool node with its server, tool and arguments', async () => {
+    const flow = flowFileSchema.parse({
+      name: 'tools',
+      nodes: [
+        { name: 'pick', prompt: 'Pick.' },
+        {
+          name: 'fact',
+          tool: { server: 'notes', name: 'lookup', arguments: { key: '$out.pick$' } },
+          dependencies: ['pick'],
+        },
+      ],
+    });
+    expect(await text(flow, 'dot')).toContain(
+      '"fact" [id="ag-node-1", label=<<B>fact</B><BR/><FONT POINT-SIZE="9" COLOR="#52606d">MCP tool notes/lookup</FONT><BR/>{&quot;key&quot;:&quot;$out.pick$&quot;}>',
+    );
+  });
+
   it('draws a box per node and an arrow from each dependency to the node that uses it', async () => {
     expect(await text(diamond, 'dot')).toBe(
       [

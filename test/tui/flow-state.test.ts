@@ -47,6 +47,18 @@ describe('reduceFlowView', () => {
     ]);
   });
 
+  it('shows the progress a running tool node’s server reports, as text made safe', () => {
+    const view = fold([
+      STARTED,
+      { type: 'flow.node', node: 'facts', status: 'running', attempt: 1 },
+      { type: 'flow.progress', node: 'facts', progress: 1, total: 3, message: 'page 1' },
+      { type: 'flow.progress', node: 'facts', progress: 2, total: 3, message: 'page 2\u001b[2J' },
+      { type: 'flow.progress', node: 'outline', progress: 5 },
+    ]);
+    expect(node(view, 'facts').live).toBe('2/3 page 2');
+    expect(node(view, 'outline').live).toBe('');
+  });
+
   it('gathers a running node’s answer as it streams, and drops it on a retry and when done', () => {
     const running = fold([
       STARTED,

@@ -1,23 +1,29 @@
 /** What `meta-agent flow run` does (declared in ../commands/flow.ts). */
 import { randomBytes } from 'node:crypto';
+import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
 import { openFlow } from '../../flow/load.js';
+import { checkToolServers } from '../../flow/pass-plan.js';
 import { newFlowRunState } from '../../flow/run-state.js';
 import type { FlowFile } from '../../flow/schema.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
+import type { ModelSet } from '../../llm/types.js';
+import { unavailableModels } from '../../llm/unavailable.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { formatFinding } from '../load-graph.js';
-import { modelsForFile } from '../model-options.js';
+import { hasModelFlags, modelsForFile } from '../model-options.js';
+import type { McpServers } from '../../mcp/servers.js';
+import { mcpServersFor, type McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
 import { shownPath as shown, writeErr, writeOut } from '../terminal.js';
 import { openStore, type OpenedStore } from '../store-for.js';
 import { traceTo } from '../trace-option.js';
 
 /** `flow run`'s options as commander parses them. */
-export interface FlowRunOptions extends ModelOptionValues {
+export interface FlowRunOptions extends ModelOptionValues, McpOptionValues {
   input: Record<string, string>;
   concurrency?: number;
   state?: string;
@@ -31,11 +37,17 @@ export interface FlowRunOptions extends ModelOptionValues {
 export async function runFlow(path: string, options: FlowRunOptions): Promise<void> {
   const { flow, warnings } = await openFlow(path);
   for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-  const opened = await openStore(options.database);
+  const mcp = await mcpServersFor(options);
   try {
-    await runPass(path, flow, opened, options);
+    checkToolServers(flow, mcp?.names());
+    const opened = await openStore(options.database);
+    try {
+      await runPass(path, flow, opened, options, mcp);
+    } finally {
+      await opened.close();
+    }
   } finally {
-    await opened.close();
+    await mcp?.close();
   }
 }
 
@@ -49,6 +61,7 @@ async function runPass(
   flow: FlowFile,
   opened: OpenedStore,
   options: FlowRunOptions,
+  mcp: McpServers | undefined,
 ): Promise<void> {
   const { flowRuns } = opened.store;
   // A pass in a database always has a key: its workflow's id is made of it.
@@ -57,8 +70,7 @@ async function runPass(
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  const { models } = await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow');
-  const model = meter.meter(models).chatbot;
+  const model = meter.meter(await modelsOf(flow, options)).chatbot;
   if (model.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const interactive =
@@ -99,6 +111,7 @@ async function runPass(
           database: options.database,
           events: bus,
           stop,
+          ...(mcp && { mcp }),
           again: `meta-agent flow run ${shown(path)} --state ${key}${options.database === undefined ? '' : ' --database URL'}`,
         })
       : await runFlowPass(
@@ -110,6 +123,7 @@ async function runPass(
             ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
             ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
             signal: stop,
+            ...(mcp && { mcp }),
           },
           options.input,
         );
@@ -133,4 +147,16 @@ async function runPass(
         : `[flow] stopped; finish the pass with: meta-agent flow run ${shown(path)} --state ${shown(options.state)}\n`,
     );
   process.exitCode = report.interrupted ? 130 : report.complete ? 0 : 1;
+}
+
+/**
+ * The models the pass asks. A flow whose every node is an MCP tool call asks none (a tool node has no
+ * after-query step to add a prompt node), so unless a model flag names one, none is looked for.
+ */
+async function modelsOf(flow: FlowFile, options: FlowRunOptions): Promise<ModelSet> {
+  if (flow.nodes.every((node) => node.tool) && !hasModelFlags(options))
+    return unavailableModels(
+      new UserError(`the flow "${flow.name}" asks no model: its nodes call MCP tools`),
+    );
+  return (await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow')).models;
 }

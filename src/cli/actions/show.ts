@@ -92,7 +92,11 @@ function describeFlowNode(node: FlowNode, has: (name: string) => boolean): strin
   ].filter(Boolean);
   const head = [node.name, after.length > 0 && `[after: ${after.join(', ')}]`, steps.join(' ')];
   const lines = [head.filter(Boolean).join('  ')];
-  if (node.prompt.trim()) lines.push(`    ${excerpt(node.prompt)}`);
+  if (node.prompt?.trim()) lines.push(`    ${excerpt(node.prompt)}`);
+  if (node.tool)
+    lines.push(
+      `    MCP tool ${node.tool.server}/${node.tool.name} ${excerpt(JSON.stringify(node.tool.arguments))}`,
+    );
   if (node.compose?.trim()) lines.push(`    compose: ${excerpt(node.compose)}`);
   return lines;
 }

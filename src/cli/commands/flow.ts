@@ -8,9 +8,11 @@ import type { Command } from 'commander';
 import type { FlowRunOptions } from '../actions/flow.js';
 import {
   DATABASE_OPTION_HELP,
+  MCP_OPTION_HELP,
   MODEL_OPTIONS_HELP,
   SANDBOX_LIMITS_HELP,
   addDatabaseOption,
+  addMcpOption,
   addModelOptions,
   positiveInteger,
 } from '../options.js';
@@ -26,6 +28,8 @@ Examples:
   $ meta-agent flow run plan.flow.json --input task=… --state plan.run.json
   $ meta-agent flow run plan.flow.json --state plan.run.json          the next pass, or the rest of this one
   $ meta-agent flow run plan.flow.json --input task=… --json | jq 'select(.type == "flow.node")'
+  # a flow whose tool nodes call your MCP servers' tools
+  $ meta-agent flow run research.flow.json --input topic=tides --mcp-config ~/mcp.json
 
 A pass runs in steps: every node whose dependencies have answered is asked in the same step, up to
 --concurrency at once, against the database as the step began; what their after-query steps write and
@@ -42,11 +46,21 @@ commits it. After Ctrl+C the same command goes on with the pass at once; after a
 the dead process's pass is put back (within seconds), here or on a \`meta-agent worker\`. Either way no
 committed node is asked again, and the pass goes on with the models it began with.
 
+A node may call a tool of one of your MCP servers instead of asking the model:
+  {"name": "fact", "tool": {"server": "notes", "name": "lookup", "arguments": {"key": "$out.pick$"}},
+   "dependencies": ["pick"]}
+Every string of its arguments is a template like a prompt; one that is exactly one reference
+($out.NODE$, $db.key$) passes the value as it is (a number, an object), any other is text. Its output
+is the tool's structured content, else its text; a tool error or a failing server fails the node (and
+skips what depends on it). The tool is called once: no compose, afterQuery or fallback. The servers
+come from --mcp-config (or CONFIG_DIR/mcp.json), never from the flow file.
+
 Exit code: 0 when every node has an output, 1 when one failed (and those after it were skipped), 2 for
 a bad flow file, input or state file, 130 after Ctrl+C.
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}
-${DATABASE_OPTION_HELP}`;
+${DATABASE_OPTION_HELP}
+${MCP_OPTION_HELP}`;
 
 /** Registers `flow` and its subcommand `run`. */
 export function register(program: Command): void {
@@ -70,7 +84,7 @@ export function register(program: Command): void {
     .option('--json', 'write the event stream to stdout as JSON lines, then the report')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'print one line per event even in a terminal');
-  addDatabaseOption(addModelOptions(run))
+  addMcpOption(addDatabaseOption(addModelOptions(run)))
     .addHelpText('after', EXAMPLES)
     .action(async (file: string, options: FlowRunOptions) => {
       const { restartIfFlowRunsCode } = await import('../sandbox-process.js');

@@ -1,6 +1,7 @@
 /**
  * What the flow view shows, as a pure fold over a pass's events (`reduceFlowView`): the pass's nodes in
- * order, each with where it stands and, while it runs, the tail of the answer streaming in; the step;
+ * order, each with where it stands and, while it runs, the tail of the answer streaming in (or the
+ * progress its MCP tool reports); the step;
  * the temporary changes; the tokens; the end. A finished pass becomes a report, printed once above the
  * live part of the view. All text that came from a model or a flow file is made safe here, as it enters.
  */
@@ -181,6 +182,14 @@ export function reduceFlowView(view: FlowView, event: AgentEvent): FlowView {
         const streamed = (n.streamed + event.delta).slice(-RAW_CHARS);
         return { ...n, streamed, live: untrusted(streamed, Infinity).slice(-LIVE_CHARS) };
       });
+    }
+    case 'flow.progress': {
+      // A tool node's server tells how far its call has got: shown where an answer would stream.
+      const node = view.nodes.find((n) => n.key === event.node);
+      if (node?.status !== 'running') return view;
+      const count = event.total === undefined ? `${event.progress}` : `${event.progress}/${event.total}`;
+      const said = `${count}${event.message === undefined ? '' : ` ${event.message}`}`;
+      return withNode(view, event.node, (n) => ({ ...n, live: untrusted(said, DETAIL_CHARS) }));
     }
     case 'flow.changed': {
       const change: FlowChangeView = {
