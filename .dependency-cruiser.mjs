@@ -15,6 +15,7 @@ const LEAVES = [
   'src/map-bounded.ts',
   'src/process-alive.ts',
   'src/package-root.ts',
+  'src/allow-patterns.ts',
 ];
 
 /**

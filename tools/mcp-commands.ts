@@ -5,20 +5,14 @@
  * effect, asked for unless allowed (`--allow 'mcp__SERVER__*'`), and never run twice.
  */
 import { z } from 'zod';
+import { mcpCommandName } from '../src/mcp/names.js';
 import type { McpServers, McpTool } from '../src/mcp/servers.js';
 import type { Command } from './command.js';
-
-export const MCP_PREFIX = 'mcp__';
 
 /** Models accept tool names of at most 64 of these characters. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A server's description of a tool is its own text in our prompt: kept to a paragraph. */
 const MAX_DESCRIPTION_CHARS = 1000;
-
-/** The command name of `tool` of `server`. */
-export function mcpCommandName(server: string, tool: string): string {
-  return `${MCP_PREFIX}${server}__${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
 
 /**
  * The commands of `tools`; a tool whose name cannot be a command name (too long, or the same as

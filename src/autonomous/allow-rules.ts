@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { UserError } from '../errors.js';
 import { closestName } from '../graph/names.js';
-import { patternOf } from './allow-patterns.js';
+import { MCP_PREFIX } from '../mcp/names.js';
+import { patternOf } from '../allow-patterns.js';
 import { writeTextFile } from '../write-file.js';
-import { MCP_PREFIX } from '../../tools/mcp-commands.js';
 import { RESERVED_FOLDER } from '../../tools/workspace-path.js';
 import { configInsideWorkspace, userConfigDir } from './consent.js';
 

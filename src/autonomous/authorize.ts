@@ -5,7 +5,7 @@
  */
 import type { Authorization } from '../events.js';
 import type { Command } from '../../tools/command.js';
-import { allows } from './allow-patterns.js';
+import { allows } from '../allow-patterns.js';
 import type { RunState } from './run-state.js';
 
 export interface Permissions {

@@ -8,9 +8,13 @@ import { join } from 'node:path';
 import { userConfigDir } from '../autonomous/consent.js';
 import type { McpServers } from '../mcp/servers.js';
 
-/** `--mcp-config` as commander parses it. */
+/** `--mcp-config` as commander parses it, and the flags that let tools run unasked. */
 export interface McpOptionValues {
   mcpConfig?: string;
+  /** `--allow`: rules naming tools (`mcp__SERVER__TOOL`, `*` patterns) that may change things unasked. */
+  allow?: readonly string[];
+  /** `--yes`: every tool may run unasked. */
+  yes?: boolean;
 }
 
 /** The user's default MCP configuration. */
@@ -28,7 +32,8 @@ export async function mcpServersFor(options: McpOptionValues): Promise<McpServer
     import('../mcp/servers.js'),
   ]);
   const configs = await readMcpConfig(path, named);
-  return configs.length > 0 ? new McpServers(configs) : undefined;
+  const grant = { ...(options.yes && { yes: true }), ...(options.allow && { allow: options.allow }) };
+  return configs.length > 0 ? new McpServers(configs, { grant }) : undefined;
 }
 
 async function exists(path: string): Promise<boolean> {

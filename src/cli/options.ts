@@ -89,8 +89,15 @@ graph file cannot grant itself any of this.`;
 export function addGoalLoopOptions(command: Command): Command {
   return addMcpOption(command)
     .option('--workspace <dir>', 'the folder goal_loop nodes work in (default ./workspace)')
-    .option('--allow <commands>', 'goal-loop commands that run without asking, comma-separated', list)
-    .option('--yes', 'goal_loop nodes run every command but deletion without asking')
+    .option(
+      '--allow <commands>',
+      'goal-loop commands and MCP tools (mcp__SERVER__TOOL, * patterns) that run without asking, comma-separated',
+      list,
+    )
+    .option(
+      '--yes',
+      'goal_loop nodes run every command but deletion, and code nodes any MCP tool, without asking',
+    )
     .option(
       '--goal-max-steps <n>',
       'the most steps a goal_loop node’s run takes (default 20)',
@@ -135,8 +142,9 @@ MCP: the tools of your MCP servers, in the mcpServers format Claude Desktop and 
 "headers": {…}}), from --mcp-config FILE or else CONFIG_DIR/mcp.json. A server starts when first needed
 and stops with the run. Goal runs offer each tool as a command mcp__SERVER__TOOL (read-only tools as
 reads, the others as side effects: --allow 'mcp__SERVER__*' lets them run unasked); code nodes call
-mcp.call("SERVER", "TOOL", {…}); a flow node may be a tool call. A graph or flow file names tools,
-never servers. \`meta-agent doctor\` starts each server and lists its tools.`;
+mcp.call("SERVER", "TOOL", {…}); a flow node may be a tool call. Where nobody is asked (code nodes,
+tool nodes) a tool the server does not mark read-only runs only under --allow or --yes. A graph or flow
+file names tools, never servers. \`meta-agent doctor\` starts each server and lists its tools.`;
 
 /** Adds --mcp-config to `command`. */
 export function addMcpOption(command: Command): Command {

@@ -15,6 +15,7 @@ import { migrateStore, postgresStore } from '../store/postgres.js';
 import type { Store } from '../store/store.js';
 import { startDurable } from './durable-workflows.js';
 import { CLAIMANT } from './store-for.js';
+import type { McpServers } from '../mcp/servers.js';
 
 export interface TurnServing {
   db: Database;
@@ -34,7 +35,7 @@ const SPARE_CONNECTIONS = 8;
 /** Opens the database at `url` for a process that runs up to `maxRunning` turns it starts itself. */
 export async function openTurnServing(
   url: string,
-  options: { maxRunning: number; onProblem(message: string): void },
+  options: { maxRunning: number; onProblem(message: string): void; mcp?: McpServers },
 ): Promise<TurnServing> {
   // Each turn in flight holds a connection (its conversation's lock); the queue adds its own.
   const poolSize = options.maxRunning + QUEUES.turns.workerConcurrency + SPARE_CONNECTIONS;
@@ -66,6 +67,7 @@ export async function openTurnServing(
         store,
         onProblem: options.onProblem,
         ...(listen && { listen }),
+        ...(options.mcp && { mcp: options.mcp }),
       });
     },
     close: async () => {

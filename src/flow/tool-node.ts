@@ -6,6 +6,7 @@
  * the model cannot answer fails: its dependents are skipped, the process goes on. A tool may have side
  * effects, so it is called once: never again for a rejected answer.
  */
+import { isUserError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import { pathBeyondDepth } from '../graph/json-depth.js';
 import type { McpServers } from '../mcp/servers.js';
@@ -34,13 +35,15 @@ export async function callToolNode(
   events.emit({ type: 'flow.node', node, status: 'running', attempt: 1 });
   let outcome;
   try {
-    outcome = await mcp.call(call.server, call.name, request.arguments, {
+    outcome = await mcp.callUnasked(call.server, call.name, request.arguments, {
       ...(signal && { signal }),
       onProgress: (progress) => events.emit({ type: 'flow.progress', node, ...progress }),
     });
   } catch (error) {
     signal?.throwIfAborted();
-    return failed(error instanceof Error ? error.message : String(error));
+    if (!(error instanceof Error)) return failed(String(error));
+    // The hint is how to fix it (allow the tool, give a slow server longer): the node's one line says it.
+    return failed(isUserError(error) && error.hint ? `${error.message}; ${error.hint}` : error.message);
   }
   if (outcome.isError) return failed(`the MCP tool ${tool} failed: ${oneLine(outcome.text)}`);
   const structured = outcome.structured as Json | undefined;

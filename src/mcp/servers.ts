@@ -8,8 +8,10 @@
  * start is not started again in the same run (it would cost the same wait every time).
  */
 import type { Readable } from 'node:stream';
+import { allows } from '../allow-patterns.js';
 import { UserError } from '../errors.js';
 import type { McpServerConfig } from './config.js';
+import { mcpCommandName } from './names.js';
 import { toolResultText, type ToolOutcome } from './result-text.js';
 
 /** A tool as a server lists it. */
@@ -30,12 +32,24 @@ export interface McpCallOptions {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
+/**
+ * What tools may run where nobody is asked (a code node's `mcp.call`, a flow's tool node): a tool the
+ * server marks read-only always may; any other only when `yes` (`--yes`) or an `allow` rule (`--allow
+ * mcp__SERVER__TOOL`, `*` patterns) names it, since a shared graph or flow file chooses what it calls.
+ */
+export interface McpGrant {
+  yes?: boolean;
+  allow?: readonly string[];
+}
+
 export interface McpServersOptions {
   /**
    * How long a server may take to start, to list its tools, or to answer a call without sending progress
    * (default META_AGENT_MCP_TIMEOUT_MS, else 30 s).
    */
   timeoutMs?: number;
+  /** What tools `callUnasked` may run besides read-only ones (default: none). */
+  grant?: McpGrant;
 }
 
 /** The most one message from a server may hold; a bigger one ends the connection, not the process. */
@@ -81,6 +95,7 @@ class ServerTrace {
 export class McpServers {
   readonly #configs: Map<string, McpServerConfig>;
   readonly #timeoutMs: number;
+  readonly #grant: { yes: boolean; allow: ReadonlySet<string> };
   readonly #connections = new Map<string, Promise<Connection>>();
   readonly #pids = new Set<number>();
   readonly #killOnExit = () => {
@@ -95,6 +110,7 @@ export class McpServers {
   constructor(configs: readonly McpServerConfig[], options: McpServersOptions = {}) {
     this.#configs = new Map(configs.map((config) => [config.name, config]));
     this.#timeoutMs = options.timeoutMs ?? timeoutFromEnv();
+    this.#grant = { yes: options.grant?.yes ?? false, allow: new Set(options.grant?.allow ?? []) };
   }
 
   /** The configured servers' names, in the file's order. */
@@ -156,6 +172,34 @@ export class McpServers {
       options.signal?.throwIfAborted();
       throw this.#failure(server, `the call of ${tool} failed`, error);
     }
+  }
+
+  /**
+   * Calls `tool` where nobody can be asked whether it may (see McpGrant): a tool that is not read-only
+   * and not granted, or that the server does not list, throws one line saying how to allow it.
+   */
+  async callUnasked(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions = {},
+  ): Promise<ToolOutcome> {
+    const listed = await this.tools(server);
+    const found = listed.find((candidate) => candidate.name === tool);
+    if (!found) {
+      const names = listed.map(({ name }) => name);
+      throw new UserError(
+        `MCP server "${server}" has no tool "${tool}"${names.length > 0 ? ` (it has ${names.join(', ')})` : ''}`,
+      );
+    }
+    const command = mcpCommandName(server, tool);
+    if (!found.readOnly && !this.#grant.yes && !allows(this.#grant.allow, command))
+      throw new UserError(
+        `the MCP tool ${server}/${tool} may change things (its server does not mark it read-only), and nobody is asked here`,
+        1,
+        `let it run with --allow ${command} (or --allow 'mcp__${server}__*', or --yes)`,
+      );
+    return this.call(server, tool, args, options);
   }
 
   /** Closes every connection (stopping stdio servers); safe to call more than once. */

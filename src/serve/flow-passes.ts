@@ -106,6 +106,7 @@ export class LivePass {
           model,
           events,
           keptAt: { store: ctx.store.flowRuns, key: ctx.flowRunKey(this.id) },
+          ...(ctx.mcp && { mcp: ctx.mcp }),
         },
         inputs,
       )

@@ -65,7 +65,14 @@ describe('meta-agent flow run with MCP tool nodes', () => {
         { name: 'answer', prompt: 'Say what was noted.', dependencies: ['note'] },
       ],
     });
-    const result = await flowRun(dir, ['--input', 'country=France', '--mcp-config', 'mcp.json']);
+    const result = await flowRun(dir, [
+      '--input',
+      'country=France',
+      '--mcp-config',
+      'mcp.json',
+      '--allow',
+      'mcp__notes__write_note',
+    ]);
     expect(result.stderr).toMatch(/pass 1 done: 4\/4 answered/);
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe('Paris, noted.');
@@ -82,6 +89,22 @@ describe('meta-agent flow run with MCP tool nodes', () => {
     ]);
   });
 
+  it('calls a tool that may change things only under --allow or --yes: a flow file cannot grant it', async () => {
+    const { dir, notes } = await folder({
+      nodes: [
+        { name: 'fine', tool: { server: 'notes', name: 'lookup', arguments: { key: 'boiling_point_c' } } },
+        { name: 'note', tool: { server: 'notes', name: 'write_note', arguments: { text: 'x' } } },
+      ],
+    });
+    const result = await flowRun(dir, ['--mcp-config', 'mcp.json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      "[flow] note failed: the MCP tool notes/write_note may change things (its server does not mark it read-only), and nobody is asked here; let it run with --allow mcp__notes__write_note (or --allow 'mcp__notes__*', or --yes)",
+    );
+    expect(result.stdout).toContain('100');
+    await expect(readFile(notes, 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
   it('fails only the nodes whose tool errs, whose server dies or never answers, each in one line', async () => {
     const { dir } = await folder({
       nodes: [
@@ -96,7 +119,7 @@ describe('meta-agent flow run with MCP tool nodes', () => {
         },
       ],
     });
-    const result = await flowRun(dir, ['--mcp-config', 'mcp.json'], {
+    const result = await flowRun(dir, ['--mcp-config', 'mcp.json', '--yes'], {
       env: { META_AGENT_MCP_TIMEOUT_MS: '2500' },
     });
     expect(result.code).toBe(1);
@@ -109,7 +132,7 @@ describe('meta-agent flow run with MCP tool nodes', () => {
       expect.stringMatching(
         /^\[flow\] gone failed: MCP server "dead": did not start: .*cannot open the notes database/,
       ),
-      '[flow] hung failed: MCP server "mute": did not start: no answer within 2.5 s',
+      '[flow] hung failed: MCP server "mute": did not start: no answer within 2.5 s; a slow server can be given longer with META_AGENT_MCP_TIMEOUT_MS (milliseconds)',
     ]);
     expect(result.stderr).toContain('⊘ after: skipped: upstream failed (gone)');
     expect(result.stderr).not.toMatch(/\n\s+at /);

@@ -39,7 +39,7 @@ async function userServers(): Promise<McpServers> {
       },
     }),
   );
-  servers = new McpServers(await readMcpConfig(config, true));
+  servers = new McpServers(await readMcpConfig(config, true), { grant: { yes: true } });
   return servers;
 }
 

@@ -24,7 +24,7 @@ describe('mcp.call in a code node', () => {
 
   it('throws a tool error inside the code, and a dead server can be caught there', async () => {
     const config = await mcpConfigFile({ notes: notesServer(), gone: notesServer('exit') });
-    const broken = await runCli(['call', GRAPH, 'broken()', '--mcp-config', config]);
+    const broken = await runCli(['call', GRAPH, 'broken()', '--mcp-config', config, '--yes']);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('MCP tool notes/fail failed: the notes database is locked');
     expect(broken.stderr).not.toMatch(/\n\s+at /);
@@ -32,6 +32,29 @@ describe('mcp.call in a code node', () => {
     expect(guarded.stdout).toMatch(
       /^"caught: MCP server \\"gone\\": did not start: .*cannot open the notes database/,
     );
+  });
+
+  it('runs a tool that may change things only when --allow or --yes lets it: nobody is asked in a graph', async () => {
+    const notes = join(await mkdtemp(join(tmpdir(), 'notes-')), 'notes.txt');
+    const config = await mcpConfigFile({ notes: notesServer('good', notes) });
+    const refused = await runCli(['call', GRAPH, 'note("milk")', '--mcp-config', config]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'the MCP tool notes/write_note may change things (its server does not mark it read-only), and nobody is asked here',
+    );
+    expect(refused.stderr).toContain("--allow mcp__notes__write_note (or --allow 'mcp__notes__*', or --yes)");
+    await expect(readFile(notes, 'utf8')).rejects.toThrow(/ENOENT/);
+    const allowed = await runCli([
+      'call',
+      GRAPH,
+      'note("milk")',
+      '--mcp-config',
+      config,
+      '--allow',
+      'mcp__notes__write_*',
+    ]);
+    expect(allowed.stdout).toBe('"noted: milk"\n');
+    expect(await readFile(notes, 'utf8')).toBe('milk\n');
   });
 
   it('says how to lend tools when no MCP servers are configured', async () => {

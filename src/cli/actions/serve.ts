@@ -57,12 +57,15 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
   if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const onProblem = (message: string) => writeErr(`problem: ${message}\n`);
-  const serving = url === undefined ? undefined : await openTurnServing(url, { ...options, onProblem });
+  const mcp = await mcpServersFor(options);
+  const serving =
+    url === undefined
+      ? undefined
+      : await openTurnServing(url, { ...options, onProblem, ...(mcp && { mcp }) });
   const data = resolve(options.data);
   if (!serving) await makeDataFolders(data);
   const log = requestLog(options.logFormat);
   let durable: Durable | undefined;
-  const mcp = await mcpServersFor(options);
   const server = await startServer({
     served,
     store: serving?.store ?? fileStore(data),

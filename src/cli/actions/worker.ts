@@ -4,6 +4,7 @@ import { UserError } from '../../errors.js';
 import { ConversationHub } from '../../serve/conversations.js';
 import { DATABASE_ENV } from '../../postgres/database.js';
 import { databaseUrl } from '../database.js';
+import { mcpServersFor } from '../mcp-setup.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
 import { loadServed } from '../served-graphs.js';
 import { stopSignal } from '../stop-signal.js';
@@ -31,7 +32,8 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
   if (served.some((item) => item.models.chatbot.answersFrom === 'rules'))
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const onProblem = (message: string) => writeErr(`problem: ${message}\n`);
-  const serving = await openTurnServing(url, { maxRunning: 0, onProblem });
+  const mcp = await mcpServersFor(options);
+  const serving = await openTurnServing(url, { maxRunning: 0, onProblem, ...(mcp && { mcp }) });
   const hub = new ConversationHub({
     store: serving.store,
     agents: new Map(served.flatMap((item) => (item.kind === 'agent' ? [[item.name, item] as const] : []))),
@@ -42,6 +44,7 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
         ...(options.yes && { yes: true }),
         ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
       },
+      ...(mcp && { mcp }),
       onWarning: onProblem,
       onNote: onProblem,
     },
@@ -63,5 +66,6 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
   await durable.shutdown(options.grace * 1000);
   await hub.close(0);
   await serving.close();
+  await mcp?.close();
   process.exitCode = signal === 'SIGINT' ? 130 : 0;
 }

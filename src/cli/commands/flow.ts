@@ -14,6 +14,7 @@ import {
   addDatabaseOption,
   addMcpOption,
   addModelOptions,
+  list,
   positiveInteger,
 } from '../options.js';
 
@@ -83,7 +84,13 @@ export function register(program: Command): void {
     )
     .option('--json', 'write the event stream to stdout as JSON lines, then the report')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
-    .option('--no-tui', 'print one line per event even in a terminal');
+    .option('--no-tui', 'print one line per event even in a terminal')
+    .option(
+      '--allow <tools>',
+      'MCP tools that tool nodes may call though they may change things (mcp__SERVER__TOOL, * patterns), comma-separated',
+      list,
+    )
+    .option('--yes', 'tool nodes may call any MCP tool, read-only or not');
   addMcpOption(addDatabaseOption(addModelOptions(run)))
     .addHelpText('after', EXAMPLES)
     .action(async (file: string, options: FlowRunOptions) => {
