@@ -8,6 +8,7 @@
  * start is not started again in the same run (it would cost the same wait every time).
  */
 import type { Readable } from 'node:stream';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { allows } from '../allow-patterns.js';
 import { UserError } from '../errors.js';
 import type { McpServerConfig } from './config.js';
@@ -59,8 +60,6 @@ const STDERR_TAIL_CHARS = 2000;
 /** The most tools a server may list (across pages): enough for any real server, bounded for a hostile one. */
 const MAX_TOOLS = 1000;
 const DEFAULT_TIMEOUT_MS = 30_000;
-
-type Client = import('@modelcontextprotocol/sdk/client/index.js').Client;
 
 interface Connection {
   client: Client;
@@ -303,9 +302,7 @@ export class McpServers {
     if (/Connection closed/i.test(message) && trace?.lastError) message = trace.lastError;
     const status = httpStatus(error);
     if (status !== undefined) message = `HTTP ${status}${serverSays(message)}`;
-    const cause = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-    if (message === 'fetch failed')
-      message = `cannot reach it${typeof cause === 'string' ? ` (${cause})` : ''}`;
+    if (message === 'fetch failed') message = `cannot reach it (${causeOf(error)})`;
     return new UserError(
       `MCP server "${server}": ${what}: ${reason(message, this.#timeoutMs)}${trace?.detail() ?? ''}`,
       1,
