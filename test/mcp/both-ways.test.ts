@@ -6,12 +6,15 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer } from '../support/replay-server.js';
-import { runCli } from '../support/run-cli.js';
+import { cliEnv, runCli } from '../support/run-cli.js';
 import { startServe, type ServeProcess } from '../support/serve.js';
-import { mcpConfigFile } from './support.js';
+import { mcpConfigFile, notesServer } from './support.js';
 
 const KEY = 'both-ways-key';
 let served: ServeProcess;
@@ -93,5 +96,34 @@ describe('a goal run using a served agent as its MCP server', () => {
     expect(`${result.stdout}${result.stderr}`).toMatch(
       /MCP server "agents": did not start: HTTP 401 \(the API key is not one of this server’s\)/,
     );
+  });
+});
+
+describe('an agent served over MCP whose code calls another MCP server', () => {
+  it('answers a function whose code node calls mcp.call, through meta-agent mcp on stdio', async () => {
+    const config = await mcpConfigFile({ notes: notesServer() });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        fileURLToPath(new URL('../../bin/meta-agent.js', import.meta.url)),
+        'mcp',
+        'test/fixtures/mcp/facts.autogram.json',
+        '--mcp-config',
+        config,
+        ...['--provider', 'scripted', '--script', 'test/fixtures/tools/pirate.script.json'],
+      ],
+      env: cliEnv(),
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({ name: 'sum', arguments: { a: 20, b: 22 } });
+      expect(result.isError).toBeFalsy();
+      expect(result.content).toEqual([{ type: 'text', text: '42' }]);
+    } finally {
+      await client.close();
+    }
   });
 });

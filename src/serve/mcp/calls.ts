@@ -77,6 +77,7 @@ async function callFunction(
   const models = new UsageMeter(events).meter(agent.models);
   const open = agentOpener({
     goalLoop: ctx.goalLoop,
+    ...(ctx.mcp && { mcp: ctx.mcp }),
     onWarning: ctx.onProblem,
     onNote: ctx.onProblem,
     models,
