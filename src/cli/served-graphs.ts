@@ -8,7 +8,8 @@ import { isFlowPath, openFlow } from '../flow/load.js';
 import type { Served } from '../serve/served.js';
 import { formatFinding, openGraph } from './load-graph.js';
 import { resolveModels } from './open-agent.js';
-import type { ModelOptionValues } from './options.js';
+import type { GoalLoopPermissions } from '../agent/open.js';
+import type { GoalLoopOptionValues, ModelOptionValues } from './options.js';
 import { writeErr } from './terminal.js';
 
 /** Each file, loaded and checked, under its graph's (or flow's) name, which must be unique. */
@@ -40,4 +41,14 @@ export async function loadServed(paths: string[], options: ModelOptionValues): P
       );
   }
   return served;
+}
+
+/** What goal runs of served agents may do: the process's own flags (never a request's or a file's). */
+export function servedGoalLoop(options: GoalLoopOptionValues): GoalLoopPermissions {
+  return {
+    workspace: options.workspace ?? 'workspace',
+    ...(options.allow && { allow: options.allow }),
+    ...(options.yes && { yes: true }),
+    ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
+  };
 }

@@ -50,49 +50,34 @@ afterAll(async () => {
 });
 
 describe('a goal run using a served agent as its MCP server', () => {
-  it('calls the function over Streamable HTTP, with the key from the headers', async () => {
+  /** `run` with the goal "double 21", its MCP servers reaching serve's /mcp with `authorization`. */
+  async function runWith(authorization: string, grant: string[]) {
     const config = await mcpConfigFile({
-      agents: { url: `${served.url}/mcp`, headers: { Authorization: `Bearer ${KEY}` } },
+      agents: { url: `${served.url}/mcp`, headers: { Authorization: authorization } },
     });
     const workspace = await mkdtemp(join(tmpdir(), 'both-ways-run-'));
-    const result = await runCli([
+    const models = ['--base-url', model.url, '--model', 'gpt-4o-mini'];
+    return runCli([
       'run',
       '--goal',
       'double 21',
       '--workspace',
       workspace,
-      '--base-url',
-      model.url,
-      '--model',
-      'gpt-4o-mini',
+      ...models,
       '--mcp-config',
       config,
-      '--allow',
-      'mcp__agents__*',
+      ...grant,
     ]);
+  }
+
+  it('calls the function over Streamable HTTP, with the key from the headers', async () => {
+    const result = await runWith(`Bearer ${KEY}`, ['--allow', 'mcp__agents__*']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/step 1 · mcp__agents__double \{"x":21\} → 42/);
   });
 
   it('says in one line when the key is wrong, and the run goes on', async () => {
-    const config = await mcpConfigFile({
-      agents: { url: `${served.url}/mcp`, headers: { Authorization: 'Bearer wrong' } },
-    });
-    const workspace = await mkdtemp(join(tmpdir(), 'both-ways-run-'));
-    const result = await runCli([
-      'run',
-      '--goal',
-      'double 21',
-      '--workspace',
-      workspace,
-      '--base-url',
-      model.url,
-      '--model',
-      'gpt-4o-mini',
-      '--mcp-config',
-      config,
-      '--yes',
-    ]);
+    const result = await runWith('Bearer wrong', ['--yes']);
     expect(`${result.stdout}${result.stderr}`).toMatch(
       /MCP server "agents": did not start: HTTP 401 \(the API key is not one of this server’s\)/,
     );

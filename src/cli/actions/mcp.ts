@@ -12,7 +12,7 @@ import { fileStore } from '../../store/files.js';
 import { mcpServersFor } from '../mcp-setup.js';
 import { resolveModels } from '../open-agent.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
-import { loadServed } from '../served-graphs.js';
+import { loadServed, servedGoalLoop } from '../served-graphs.js';
 import { stopSignal } from '../stop-signal.js';
 import { writeErr } from '../terminal.js';
 import { makeDataFolders } from './serve.js';
@@ -51,12 +51,7 @@ export async function runMcp(paths: string[], options: McpOptions): Promise<void
     store: fileStore(folder),
     conversationKey: (id) => join(folder, 'conversations', `${id}.state.json`),
     flowRunKey: (id) => join(folder, 'flow-runs', `${id}.flow-run.json`),
-    goalLoop: {
-      workspace: options.workspace ?? 'workspace',
-      ...(options.allow && { allow: options.allow }),
-      ...(options.yes && { yes: true }),
-      ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
-    },
+    goalLoop: servedGoalLoop(options),
     ...(mcp && { mcp }),
     models: await resolveModels(options, undefined, 'fetch-on-first-call'),
     // MCP has no request bodies of ours to bound, and its client decides how long it waits.

@@ -14,7 +14,7 @@ import { databaseUrl } from '../database.js';
 import { mcpServersFor } from '../mcp-setup.js';
 import { resolveModels } from '../open-agent.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
-import { loadServed } from '../served-graphs.js';
+import { loadServed, servedGoalLoop } from '../served-graphs.js';
 import { stopSignal } from '../stop-signal.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { openTurnServing } from '../turn-serving.js';
@@ -71,12 +71,7 @@ export async function runServe(paths: string[], options: ServeOptions): Promise<
     store: serving?.store ?? fileStore(data),
     conversationKey: serving?.keyOf ?? ((id) => join(data, 'conversations', `${id}.state.json`)),
     flowRunKey: serving ? (id) => `serve-flow:${id}` : (id) => join(data, 'flow-runs', `${id}.flow-run.json`),
-    goalLoop: {
-      workspace: options.workspace ?? 'workspace',
-      ...(options.allow && { allow: options.allow }),
-      ...(options.yes && { yes: true }),
-      ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
-    },
+    goalLoop: servedGoalLoop(options),
     ...(mcp && { mcp }),
     models: await resolveModels(options, undefined, 'fetch-on-first-call'),
     limits: {

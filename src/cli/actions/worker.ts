@@ -6,7 +6,7 @@ import { DATABASE_ENV } from '../../postgres/database.js';
 import { databaseUrl } from '../database.js';
 import { mcpServersFor } from '../mcp-setup.js';
 import type { GoalLoopOptionValues, ModelOptionValues } from '../options.js';
-import { loadServed } from '../served-graphs.js';
+import { loadServed, servedGoalLoop } from '../served-graphs.js';
 import { stopSignal } from '../stop-signal.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { openTurnServing } from '../turn-serving.js';
@@ -38,12 +38,7 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
     store: serving.store,
     agents: new Map(served.flatMap((item) => (item.kind === 'agent' ? [[item.name, item] as const] : []))),
     world: {
-      goalLoop: {
-        workspace: options.workspace ?? 'workspace',
-        ...(options.allow && { allow: options.allow }),
-        ...(options.yes && { yes: true }),
-        ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
-      },
+      goalLoop: servedGoalLoop(options),
       ...(mcp && { mcp }),
       onWarning: onProblem,
       onNote: onProblem,
