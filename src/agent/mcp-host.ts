@@ -9,8 +9,6 @@ import type { HostNamespace } from '../engine/interpreter.js';
 import { isUserError } from '../errors.js';
 import type { McpServers } from '../mcp/servers.js';
 
-export const MCP_NAMESPACE = 'mcp';
-
 const CALL_USAGE = 'mcp.call("SERVER", "TOOL", { …arguments })';
 
 export function mcpHost(servers: McpServers): HostNamespace {

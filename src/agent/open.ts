@@ -9,11 +9,11 @@
 import { resolve } from 'node:path';
 import { goalLoopHost } from '../autonomous/nested-run.js';
 import type { AgentOpener, AgentSpec } from '../engine/agent-opener.js';
-import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
+import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MCP_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
 import { Interpreter } from '../engine/interpreter.js';
 import type { EventBus } from '../events.js';
 import { flowHost } from '../flow/nested.js';
-import { MCP_NAMESPACE, mcpHost } from './mcp-host.js';
+import { mcpHost } from './mcp-host.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';

@@ -72,6 +72,12 @@ export const MEMORY_NAMESPACE = 'memory';
  */
 export const FLOWS_NAMESPACE = 'flows';
 
+/**
+ * The namespace of the user's MCP tools (`mcp.call`, `mcp.tools`), lent to code nodes when MCP servers
+ * are configured (src/agent/mcp-host.ts).
+ */
+export const MCP_NAMESPACE = 'mcp';
+
 /** What running a node produced. */
 export interface ActionResult {
   /** The node's output: stored in its `x = …` variable, and what a bare `return` after it returns. */

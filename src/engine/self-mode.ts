@@ -11,6 +11,7 @@ import type { GraphFile } from '../graph/schema.js';
 import { VersionedGraph } from '../graph/versioned.js';
 import { StaticGraph, type GraphView } from '../graph/view.js';
 import { SandboxError, type HostFunction } from '../sandbox/index.js';
+import { MCP_NAMESPACE } from './actions.js';
 import { EditBudget, selfApi, type SelfCaller } from './self-api.js';
 import type { ConversationState, Turn } from './state.js';
 
@@ -126,7 +127,7 @@ function editEvent(record: EditRecord, graph: VersionedGraph): AgentEvent {
 /** Namespaces that exist only when something is switched on, and how to switch it on. */
 const LENT_WHEN: Record<string, { when: string; hint: string }> = {
   [SELF_NAMESPACE]: { when: 'only in self-referential mode', hint: SELF_MODE_HINT },
-  mcp: {
+  [MCP_NAMESPACE]: {
     when: 'only when MCP servers are configured',
     hint: 'pass --mcp-config FILE (an mcpServers file), or keep one as mcp.json in your configuration folder',
   },

@@ -96,6 +96,8 @@ export class McpServers {
   readonly #timeoutMs: number;
   readonly #grant: { yes: boolean; allow: ReadonlySet<string> };
   readonly #connections = new Map<string, Promise<Connection>>();
+  /** What each server started did, to say why it failed. */
+  readonly #traces = new Map<string, ServerTrace>();
   readonly #pids = new Set<number>();
   readonly #killOnExit = () => {
     for (const pid of this.#pids)
@@ -224,8 +226,6 @@ export class McpServers {
     }
     return connection;
   }
-
-  readonly #traces = new Map<string, ServerTrace>();
 
   async #start(name: string): Promise<Connection> {
     const config = this.#configs.get(name);

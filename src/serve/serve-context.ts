@@ -3,7 +3,7 @@
  * stdio (the `mcp` command). It holds the conversations and counts the work in flight, so that a
  * shutdown can wait for it.
  */
-import type { GoalLoopPermissions } from '../agent/open.js';
+import type { AgentWorld, GoalLoopPermissions } from '../agent/open.js';
 import type { ModelSet } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +39,21 @@ export interface ServingContext {
   inFlight(): Promise<unknown>[];
 }
 
+/**
+ * What every agent a server opens shares besides its models, events, store and folder: the server's
+ * goal-loop permissions and MCP servers, and its operator told of warnings and notes.
+ */
+export function servedWorld(
+  server: Pick<ServeContext, 'goalLoop' | 'mcp' | 'onProblem'>,
+): Omit<AgentWorld, 'models' | 'events' | 'store' | 'folder'> {
+  return {
+    goalLoop: server.goalLoop,
+    ...(server.mcp && { mcp: server.mcp }),
+    onWarning: server.onProblem,
+    onNote: server.onProblem,
+  };
+}
+
 export function serveContext(setup: ContextSetup): ServingContext {
   const served = new Map(setup.served.map((item) => [item.name, item]));
   const agents = new Map(
@@ -50,12 +65,7 @@ export function serveContext(setup: ContextSetup): ServingContext {
   const hub = new ConversationHub({
     store: setup.store,
     agents,
-    world: {
-      goalLoop: setup.goalLoop,
-      ...(setup.mcp && { mcp: setup.mcp }),
-      onWarning: setup.onProblem,
-      onNote: setup.onProblem,
-    },
+    world: servedWorld(setup),
     keyOf: setup.conversationKey,
     maxWaiting: setup.limits.maxWaiting,
     idleMs: setup.limits.idleMs,

@@ -13,6 +13,7 @@ import type { ServeContext } from '../context.js';
 import type { FlowPasses } from '../flow-passes.js';
 import { checkedId } from '../request.js';
 import type { ServedAgent, ServedFlow } from '../served.js';
+import { servedWorld } from '../serve-context.js';
 import { turnFailure } from '../turn-failure.js';
 import { conversationArguments, flowInputs, functionArguments, ToolError } from './arguments.js';
 import type { OfferedTool } from './tools.js';
@@ -76,10 +77,7 @@ async function callFunction(
   const events = new EventBus();
   const models = new UsageMeter(events).meter(agent.models);
   const open = agentOpener({
-    goalLoop: ctx.goalLoop,
-    ...(ctx.mcp && { mcp: ctx.mcp }),
-    onWarning: ctx.onProblem,
-    onNote: ctx.onProblem,
+    ...servedWorld(ctx),
     models,
     events,
     store: ctx.store,
