@@ -110,7 +110,8 @@ export type GoalEndReason =
   | 'user'
   | 'loop'
   | 'unusable_answers'
-  | 'refused';
+  | 'refused'
+  | 'continuous_limit';
 
 /** How a command came to run, or not. */
 export type Authorization = 'user' | 'yes' | 'continuous' | 'allow-rule' | 'no-effect';

@@ -87,6 +87,8 @@ export class GoalLoop {
   #shownStep: number | undefined;
   /** The step whose command this process checked or authorized, and takes on to its end (next-phase.ts). */
   #carrying: number | undefined;
+  /** Commands the countdown let run in this process: once it runs out with nobody to ask, the run ends. */
+  #countdownRan = 0;
 
   constructor(options: GoalLoopOptions) {
     this.#options = options;
@@ -185,6 +187,7 @@ export class GoalLoop {
       askNext: this.#askNext,
       shownStep: this.#shownStep,
       carrying: this.#carrying,
+      countdownRan: this.#countdownRan,
     });
   }
 
@@ -275,7 +278,10 @@ export class GoalLoop {
   /** Lets the pending command run: its phase is then `approved`, and the loop runs it next. */
   #authorize(pending: PendingCommand, command: Command, by: Authorization): void {
     const { state } = this;
-    if (by === 'continuous') state.continuousLeft -= 1;
+    if (by === 'continuous') {
+      state.continuousLeft -= 1;
+      this.#countdownRan += 1;
+    }
     state.refusedStreak = 0;
     pending.phase = 'approved';
     pending.by = by;

@@ -30,6 +30,8 @@ export interface LoopView {
    * stop is noticed once the command is settled, not half way through carrying it out.
    */
   carrying: number | undefined;
+  /** Commands the countdown (`--continuous N`, `y -N`) let run in this process. */
+  countdownRan: number;
 }
 
 /** The next phase of the run, with what performing it needs. */
@@ -59,7 +61,7 @@ export function nextPhase(state: RunState, view: LoopView): Phase {
   const carrying = pending !== undefined && pending.step === view.carrying;
   if (view.stopped && !carrying)
     return { kind: 'end', reason: 'user', detail: 'the user stopped the run (Ctrl+C)' };
-  if (!pending) return { kind: 'step' };
+  if (!pending) return countdownSpent(state, view) ?? { kind: 'step' };
   const command = view.registry.get(pending.command.name);
   if (!command)
     return {
@@ -78,6 +80,20 @@ export function nextPhase(state: RunState, view: LoopView): Phase {
   if (pending.phase === 'running' && SIDE_EFFECTS.has(command.effect))
     return { kind: 'interrupted', command };
   return { kind: 'execute', command };
+}
+
+/**
+ * The end of a run whose countdown ran out with nobody to ask for more, as AutoGPT's continuous limit
+ * ends its loop: another model call would only be answered with a command that cannot run.
+ */
+function countdownSpent(state: RunState, view: LoopView): Phase | undefined {
+  if (view.countdownRan === 0 || state.continuousLeft > 0 || view.permissions.canAsk) return undefined;
+  const commands = view.countdownRan === 1 ? 'the 1 command' : `the ${view.countdownRan} commands`;
+  return {
+    kind: 'end',
+    reason: 'continuous_limit',
+    detail: `${commands} --continuous allowed ${view.countdownRan === 1 ? 'has' : 'have'} run, and there is no terminal to ask for more`,
+  };
 }
 
 /** Who lets an answered command run (authorize.ts), and Ctrl+C's say over it. */

@@ -146,6 +146,7 @@ const runStateSchema = z.object({
         'loop',
         'unusable_answers',
         'refused',
+        'continuous_limit',
       ] satisfies GoalEndReason[]),
       detail: z.string(),
     })

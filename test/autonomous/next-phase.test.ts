@@ -25,6 +25,7 @@ function view(more: Partial<LoopView> = {}): LoopView {
     askNext: false,
     shownStep: 1,
     carrying: undefined,
+    countdownRan: 0,
     ...more,
   };
 }
@@ -94,6 +95,23 @@ describe('what the goal loop does next', () => {
     });
     const nothing = run({ command: { name: 'do_nothing', args: {} } });
     expect(nextPhase(nothing, view())).toMatchObject({ kind: 'authorize', by: 'no-effect' });
+  });
+
+  it('ends the run, asking the model nothing more, once the countdown is spent and nobody can be asked', () => {
+    const nobody = { yes: false, allow: new Set<string>(), canAsk: false };
+    expect(nextPhase(run(), view({ permissions: nobody, countdownRan: 2 }))).toEqual({
+      kind: 'end',
+      reason: 'continuous_limit',
+      detail: 'the 2 commands --continuous allowed have run, and there is no terminal to ask for more',
+    });
+    // Someone to ask, commands left, or no countdown at all: the model is asked for the next step.
+    expect(nextPhase(run(), view({ countdownRan: 2 }))).toEqual({ kind: 'step' });
+    expect(
+      nextPhase(run(undefined, { continuousLeft: 1 }), view({ permissions: nobody, countdownRan: 1 })),
+    ).toEqual({
+      kind: 'step',
+    });
+    expect(nextPhase(run(), view({ permissions: nobody }))).toEqual({ kind: 'step' });
   });
 
   it('after Ctrl+C asks about the next command with an effect, whatever let it run', () => {

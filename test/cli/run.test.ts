@@ -244,14 +244,20 @@ describe('meta-agent run', () => {
     expect(await readFile(join(root, 'output.txt'), 'utf8')).toBe('Washington');
   });
 
-  it('--continuous N runs N commands without asking, then refuses where nobody can be asked', async () => {
+  it('--continuous N runs N commands without asking, then ends at once where nobody can be asked', async () => {
     const write = (file: string): ReplayStep => ({ name: 'write_to_file', args: { file, text: file } });
-    server = await startReplayServer([write('a.txt'), write('b.txt'), write('c.txt')], 'json');
+    server = await startReplayServer(
+      [write('a.txt'), write('b.txt'), write('c.txt'), write('d.txt')],
+      'json',
+    );
     const root = await workspace();
-    const result = await run(['--goal', 'write three files', '--continuous', '1'], root);
+    const result = await run(['--goal', 'write four files', '--continuous', '2'], root);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('ended: refused');
-    expect((await readdir(root)).sort()).toEqual(['.meta-agent', 'a.txt']);
+    expect(result.stdout).toContain('ended: continuous_limit (the 2 commands --continuous allowed have run');
+    // No model call for a command that could not run: the two it answered are all it was asked.
+    expect(server.chatRequests()).toHaveLength(2);
+    expect(result.stdout).not.toContain('not run');
+    expect((await readdir(root)).sort()).toEqual(['.meta-agent', 'a.txt', 'b.txt']);
   });
 
   it('refuses unknown --allow names and missing goals with exit code 2', async () => {

@@ -30,6 +30,7 @@ const ENDINGS: Record<GoalEndReason, string> = {
   loop: 'the model went round in a loop',
   unusable_answers: 'the model gave unusable answers',
   refused: 'commands were refused with nobody to ask',
+  continuous_limit: 'the commands --continuous allowed have run, with nobody to ask for more',
 };
 
 /** `task_complete (the model says the task is complete)`. */
