@@ -4,6 +4,12 @@
  * saved run with this command line's limits, and an "always" answer kept for the workspace.
  */
 import { resolve } from 'node:path';
+import {
+  aiSettingsPath,
+  readAiSettings,
+  writeAiSettings,
+  type AgentSettings,
+} from '../autonomous/ai-settings.js';
 import { allowRulesPath, rememberAllowRule } from '../autonomous/allow-rules.js';
 import type { GoalRunStore } from '../autonomous/goal-run-store.js';
 import { workspaceFolder } from '../autonomous/run-file.js';
@@ -11,7 +17,7 @@ import { DEFAULT_ROLE, newRunState, type Budget, type RunState } from '../autono
 import { UserError } from '../errors.js';
 import { raisedLimit } from './continue-run.js';
 import type { Front } from './goal-front.js';
-import { askForGoals } from './goal-setup.js';
+import { askForGoals, askToContinue } from './goal-setup.js';
 import type { ModelOptionValues } from './options.js';
 import { shownPath as shown, writeErr } from './terminal.js';
 import { agentNamespace } from '../../memory/namespaces.js';
@@ -21,6 +27,8 @@ export interface RunOptions extends ModelOptionValues {
   goal?: string[];
   name?: string;
   role?: string;
+  /** An ai_settings.yaml to take the name, role and goals from. */
+  aiSettings?: string;
   workspace?: string;
   resume?: string;
   yes?: boolean;
@@ -52,11 +60,11 @@ export const DEFAULT_MAX_STEPS = 50;
 
 /** `--resume` with new goals, a name or a role is refused: a resumed run keeps its own. */
 export function refuseNewRunFlags(options: RunOptions): void {
-  if (options.goal || options.name || options.role)
+  if (options.goal || options.name || options.role || options.aiSettings !== undefined)
     throw new UserError(
       '--resume continues a saved run with its own goals, name and role',
       2,
-      'leave out --goal, --name and --role, or start a new run without --resume',
+      'leave out --goal, --name, --role and --ai-settings, or start a new run without --resume',
     );
 }
 
@@ -94,23 +102,83 @@ export function resumeWith(state: RunState, options: RunOptions, what: string, r
   }
 }
 
-/** Goals from the flags must be one to five; without any, only a terminal can ask for them. */
-export function checkGoals(goals: string[], interactive: boolean): void {
-  if (goals.length === 0 && !interactive)
-    throw new UserError('no goal given', 2, 'pass --goal "…" (up to 5), or run in a terminal to be asked');
+/**
+ * What the command line gives a new run: one to five goals (with --name and --role), or an
+ * --ai-settings file; undefined when a terminal is to ask. Without a terminal the workspace's last
+ * settings are never taken unasked (the hint names the file to pass): whoever could write that file
+ * would choose the goals of an unattended run.
+ */
+export async function givenSettings(
+  options: RunOptions,
+  interactive: boolean,
+): Promise<AgentSettings | undefined> {
+  const goals = options.goal ?? [];
+  if (options.aiSettings !== undefined) {
+    if (goals.length > 0 || options.name !== undefined || options.role !== undefined)
+      throw new UserError(
+        '--ai-settings gives the name, role and goals',
+        2,
+        'leave out --goal, --name and --role, or --ai-settings',
+      );
+    return settingsFile(options.aiSettings);
+  }
   if (goals.length > 5)
     throw new UserError(`${goals.length} goals given; a run takes at most 5`, 2, 'merge or drop some --goal');
+  if (goals.length > 0) return { name: options.name ?? 'Agent', role: options.role ?? DEFAULT_ROLE, goals };
+  if (interactive) return undefined;
+  const last = aiSettingsPath(resolve(options.workspace ?? 'workspace'));
+  const kept = (await readAiSettings(last, false)).ok;
+  throw new UserError(
+    'no goal given',
+    2,
+    kept
+      ? `pass --goal "…" (up to 5), or go on with the last settings (read them first): --ai-settings ${shown(last)}`
+      : 'pass --goal "…" (up to 5), or run in a terminal to be asked',
+  );
 }
 
-/** A new run from the flags, or from the questions in a terminal, and the folder its file goes in. */
+/** The settings in the file the user named; a file that holds none is a UserError. */
+async function settingsFile(file: string): Promise<AgentSettings> {
+  const read = await readAiSettings(resolve(file), true);
+  if (!read.ok)
+    throw new UserError(
+      `--ai-settings ${file}: ${read.problem}`,
+      2,
+      'give a YAML file with ai_name, ai_role and ai_goals (1 to 5), as runs keep in WORKSPACE/.meta-agent/ai_settings.yaml',
+    );
+  writeErr(
+    `[run] name, role and ${read.settings.goals.length} goal(s) from ${file}: ${read.settings.name}\n`,
+  );
+  return read.settings;
+}
+
+/**
+ * In a terminal: the workspace's last settings, if the user goes on with them, else the answers to the
+ * questions. Only when neither --name nor --role was given: those start settings of their own.
+ */
+async function askedSettings(options: RunOptions): Promise<AgentSettings> {
+  if (options.name === undefined && options.role === undefined) {
+    const path = aiSettingsPath(resolve(options.workspace ?? 'workspace'));
+    const last = await readAiSettings(path, false);
+    if (last.ok) {
+      if (await askToContinue(last.settings)) return last.settings;
+    } else if (!last.missing) {
+      writeErr(`warning: the last settings in ${shown(path)} are not offered: ${last.problem}\n`);
+    }
+  }
+  return askForGoals({ name: options.name, role: options.role });
+}
+
+/**
+ * A new run from what the command line gave (`given`, from givenSettings), or from the terminal, and
+ * the folder its file goes in. Its settings are kept in the workspace for the next start.
+ */
 export async function newRun(
   store: GoalRunStore,
   options: RunOptions,
+  given: AgentSettings | undefined,
 ): Promise<{ state: RunState; path: string }> {
-  const setup =
-    options.goal && options.goal.length > 0
-      ? { name: options.name ?? 'Agent', role: options.role ?? DEFAULT_ROLE, goals: options.goal }
-      : await askForGoals({ name: options.name, role: options.role });
+  const setup = given ?? (await askedSettings(options));
   const workspace = await workspaceFolder(resolve(options.workspace ?? 'workspace'));
   const state = newRunState({
     ...setup,
@@ -122,7 +190,14 @@ export async function newRun(
       memory: typeof options.memory === 'string' ? options.memory : agentNamespace(setup.name),
     }),
   });
-  return { state, path: await store.create(state, [setup.name]) };
+  const path = await store.create(state, [setup.name]);
+  try {
+    await writeAiSettings(workspace, setup);
+  } catch (error) {
+    // The run goes on; only the offer at the next start is lost.
+    writeErr(`warning: the settings were not kept for the next run: ${(error as Error).message}\n`);
+  }
+  return { state, path };
 }
 
 /** Keeps an "always" answer for the workspace, and says so (or why it cannot) in the view. */

@@ -31,7 +31,7 @@ import { writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { version } from '../version.js';
 import {
-  checkGoals,
+  givenSettings,
   newRun,
   refuseNewRunFlags,
   rememberRule,
@@ -53,10 +53,10 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
     const resumed =
       options.resume === undefined ? undefined : await resumeKept(store, options.resume, options);
     if (resumed) await refuseIfCarried(url, db, resumed.state.id);
-    if (!resumed) checkGoals(options.goal ?? [], interactive);
+    const given = resumed ? undefined : await givenSettings(options, interactive);
     // The models are resolved here too, so a run that could not reach one never starts.
     const { models } = await modelsFromOptions(options);
-    const { state, path: key } = resumed ?? (await newRun(store.goalRuns, options));
+    const { state, path: key } = resumed ?? (await newRun(store.goalRuns, options, given));
     await store.goalRuns.save(key, state);
     const input: GoalRunInput = {
       key,

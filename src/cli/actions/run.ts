@@ -14,7 +14,7 @@ import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
 import { runInFront } from '../goal-front.js';
 import {
-  checkGoals,
+  givenSettings,
   newRun,
   refuseNewRunFlags,
   rememberRule,
@@ -49,12 +49,12 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const store = fileStore();
   const resumed =
     options.resume === undefined ? undefined : await resumeRun(store.goalRuns, options.resume, options);
-  if (!resumed) checkGoals(options.goal ?? [], interactive);
+  const given = resumed ? undefined : await givenSettings(options, interactive);
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
   const { models } = await modelsFromOptions(options);
   const metered = meter.meter(models);
-  const { state, path } = resumed ?? (await newRun(store.goalRuns, options));
+  const { state, path } = resumed ?? (await newRun(store.goalRuns, options, given));
   if (metered.chatbot.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const notices = new HeldNotices(bus, state);

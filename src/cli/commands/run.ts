@@ -21,7 +21,10 @@ import { restartForSandbox } from '../sandbox-process.js';
 const EXAMPLES = `
 Examples:
   # in a terminal: asks for a name, a role and up to five goals, then shows the run
+  # (at the next start in the same workspace it offers these settings again: y goes on with them)
   $ meta-agent run
+  # the name, role and goals of an AutoGPT ai_settings.yaml
+  $ meta-agent run --ai-settings ai_settings.yaml --continuous 10
   # one goal, approve every command yourself (y, n, y -5, a, or type feedback)
   $ meta-agent run --goal "write a haiku about autumn to haiku.txt"
   # unattended: 20 commands without asking, at most 30 steps and $0.50
@@ -43,6 +46,12 @@ a always allows this command in this workspace, and anything else is sent to the
 Deleting a file is always asked for unless allowed (--allow delete_file or a). Ctrl+C once stops the
 countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
 nothing runs unless --yes, --continuous N or --allow says so.
+
+Settings: a new run keeps its name, role and goals in WORKSPACE/.meta-agent/ai_settings.yaml, in
+AutoGPT's layout (ai_name, ai_role, ai_goals). The next start there without --goal, --name or --role
+shows them and asks "Continue with the last settings? (y/n)": y runs with them, n asks anew. Without a
+terminal they are never taken unasked: pass --ai-settings FILE (any such file, checked: at most 64 KiB,
+one line per field, 1 to 5 goals). The file sits in the workspace, so read what is shown before y.
 
 Memory: each step's answer and result are kept in WORKSPACE/.meta-agent/memory/NAMESPACE (by default
 the agent's name, so its next runs recall them too) and the closest come back into the prompt. Manage it
@@ -83,6 +92,10 @@ export function register(program: Command): void {
     .option('-g, --goal <goal>', 'a goal (repeat for up to 5)', collect, undefined)
     .option('--name <name>', 'the agent’s name (default Agent)')
     .option('--role <role>', 'what the agent is, e.g. "an AI that writes release notes"')
+    .option(
+      '--ai-settings <file>',
+      'take the name, role and goals from an AutoGPT ai_settings.yaml (ai_name, ai_role, ai_goals)',
+    )
     .option('-w, --workspace <dir>', 'the only folder its file commands may use (default ./workspace)')
     .option(
       '--resume <file>',
