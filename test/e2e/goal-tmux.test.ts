@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkCanRun, cliEnv, root, tmuxInstalled, tmuxSkipNote } from './chat-cli.js';
 import { TmuxSession } from './tmux.js';
 import { loadRunFile } from '../../src/store/run-journal.js';
+import { runCli } from '../support/run-cli.js';
 
 // The real built CLI (`npx tsc -p .` first) in a real terminal: tmux runs `meta-agent run` with scripted
 // answers in the seed's JSON (write a file, then task_complete); keys go in with send-keys and the
@@ -80,9 +81,13 @@ describe.skipIf(!tmuxInstalled)(`meta-agent run in a terminal (tmux)${tmuxSkipNo
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  async function start(command = runCommand()): Promise<TmuxSession> {
+  async function start(
+    command = runCommand(),
+    before?: (dir: string) => Promise<void>,
+  ): Promise<TmuxSession> {
     dir = await mkdtemp(join(tmpdir(), 'meta-agent-goal-'));
     await writeFile(join(dir, 'script.json'), JSON.stringify(SCRIPT));
+    await before?.(dir);
     tmux = await TmuxSession.start({ command, cwd: dir, env: cliEnv(), size: SIZE });
     return tmux;
   }
@@ -101,6 +106,51 @@ describe.skipIf(!tmuxInstalled)(`meta-agent run in a terminal (tmux)${tmuxSkipNo
     const asked = await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
     expect(asked).toContain('Poet');
     expect(asked).toContain('  1. write hello.txt');
+  }, 60_000);
+
+  /** A first run in the same workspace, in a pipe: Poet, with its role and one goal. */
+  async function firstRun(dir: string): Promise<void> {
+    const args = ['--name', 'Poet', '--role', 'an AI that writes greetings', '--yes', '--no-memory'];
+    const first = await runCli([...runCommand().slice(3), ...args], { cwd: dir });
+    expect(first.code, first.stderr).toBe(0);
+  }
+
+  /** Answers `text` once `prompt` is on the screen. */
+  const answer = async (session: TmuxSession, prompt: string, text: string) => {
+    await session.waitFor((screen) => screen.includes(prompt), { what: prompt });
+    if (text) await session.type(text);
+    await session.press('Enter');
+  };
+
+  it('offers the last settings at the next start in the same workspace, as AutoGPT does: y runs with them', async () => {
+    const session = await start(runCommand([]), firstRun);
+    const offered = await session.waitFor((screen) => screen.includes('Continue (y/n):'), {
+      what: 'the offer of the last settings',
+    });
+    expect(offered).toContain('Welcome back! Would you like me to return to being Poet?');
+    expect(offered).toContain(
+      'Continue with the last settings?\nName:  Poet\nRole:  an AI that writes greetings\nGoals:\n  1. write hello.txt\n',
+    );
+    await answer(session, 'Continue (y/n):', 'y');
+    const asked = await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
+    expect(asked).toContain('Poet');
+    expect(asked).toContain('  1. write hello.txt');
+    expect(asked).not.toContain('Name your AI');
+  }, 60_000);
+
+  it('asks anew when the last settings are declined with n, and keeps the new ones', async () => {
+    const session = await start(runCommand([]), firstRun);
+    await answer(session, 'Continue (y/n):', 'n');
+    await answer(session, 'Name your AI', 'Bard');
+    await answer(session, "Describe your AI's role", 'an AI that writes songs');
+    await answer(session, 'Goal 1:', 'write song.txt');
+    await answer(session, 'Goal 2:', '');
+    const asked = await session.waitFor(asksToWrite, { what: 'the approval box for write_to_file' });
+    expect(asked).toContain('Bard');
+    expect(asked).toContain('  1. write song.txt');
+    expect(await readFile(join(dir, 'ws/.meta-agent/ai_settings.yaml'), 'utf8')).toBe(
+      'ai_name: Bard\nai_role: an AI that writes songs\nai_goals:\n  - write song.txt\n',
+    );
   }, 60_000);
 
   it('asks before writing, runs the command on y, and ends with task_complete', async () => {
