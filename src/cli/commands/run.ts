@@ -65,7 +65,8 @@ step; a command with a side effect never runs twice, even after kill -9.
 Ends: task_complete; max_steps, max_tokens, max_cost or max_time (checked before each call is sent;
 past 80% of one, every command is asked for); user; loop (the model is warned first); unusable_answers
 (three in a row); refused (nothing may run); continuous_limit (the N commands of --continuous N have
-run with no terminal to ask for more: no further model call). Exit 0 for task_complete or n, 1 for the others.
+run with no terminal to ask for more: no further model call). Exit 0 for task_complete or n, 1 for the
+others.
 
 Database: with --database postgres://… (or META_AGENT_DATABASE_URL) the run is kept in PostgreSQL
 under its id instead of a run file, and carried as a durable workflow: by this process, with its view
