@@ -32,13 +32,14 @@ import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,
   checkToolServers,
-  changeLimits,
   commitChanges,
   nextMove,
   nodeEvent,
   nodeRequest,
   passInputs,
   resumedStructure,
+  setAside,
+  stepLimits,
   toolRequest,
   unansweredResult,
 } from './pass-plan.js';
@@ -220,26 +221,36 @@ class PassRunner {
     this.#options.events.emit(nodeEvent(node, result));
   }
 
-  /** Runs `ready` at once (up to the limit), then commits their results in order; returns the new structure. */
+  /**
+   * Runs `ready` at once (up to the limit), then commits their results in order; returns the new
+   * structure. A node whose inputs a node before it in the step changed is set aside (pass-plan.ts
+   * setAside): it is not committed, and runs in a later step.
+   */
   async #step(structure: PassStructure, pass: PassState, ready: string[]): Promise<PassStructure> {
     const step = pass.steps + 1;
     this.#options.events.emit({ type: 'flow.step', step, nodes: ready });
     const database = structuredClone(this.#state.database);
-    const running = new Set(ready);
-    const limits = changeLimits(
-      this.#state,
-      (node) => Object.hasOwn(pass.results, node) || running.has(node),
-    );
+    const limitsOf = (name: string) => stepLimits(this.#state, pass, step, ready, name);
+    const finished = new Map<string, readonly FlowChange[]>();
     const askNodes = this.#options.askNodes ?? askInProcess;
-    const evaluated = await askNodes(ready, this.#concurrency, (name) =>
-      this.#evaluate(structure, pass, name, database, limits),
-    );
+    const evaluated = await askNodes(ready, this.#concurrency, async (name): Promise<Evaluated | null> => {
+      if (setAside(ready, (node) => finished.get(node)).has(name)) {
+        finished.set(name, []);
+        return null;
+      }
+      const answer = await this.#evaluate(structure, pass, name, database, limitsOf(name));
+      finished.set(name, answer.changes);
+      return answer;
+    });
     this.#options.signal?.throwIfAborted();
+    const aside = setAside(ready, (node) => evaluated[ready.indexOf(node)]?.changes ?? []);
     let next = structure;
     for (const [i, name] of ready.entries()) {
-      const { result, database: written, changes } = evaluated[i]!;
+      if (aside.has(name)) continue;
+      const { result: answered, database: written, changes } = evaluated[i]!;
+      const result: NodeResult = { ...answered, step };
       if (written) this.#commitDatabase(name, database, written);
-      next = this.#commitChanges(next, pass, name, changes, limits);
+      next = this.#commitChanges(next, pass, name, changes, limitsOf(name));
       pass.results[name] = result;
       if (result.status === 'done')
         this.#state.last[name] = {

@@ -222,7 +222,7 @@ describe('what a step commits', () => {
 
   it('makes one node’s changes together, or refuses them all with the reason', () => {
     const structure: PassStructure = baseStructure(chain);
-    const limits = changeLimits(newFlowRunState(chain), () => false);
+    const limits = changeLimits(newFlowRunState(chain), () => undefined);
     const made = commitChanges(structure, [{ op: 'add-edge', from: 'd', to: 'b' }], limits);
     expect(made.ok && made.structure.dependencies.get('b')).toEqual(['a', 'd']);
     const refused = commitChanges(
