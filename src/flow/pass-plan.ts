@@ -358,7 +358,8 @@ export function unansweredResult(ended: Unanswered): NodeResult {
   return { status: 'done', output: node.fallback, prompt, tokens, attempts: tries, fellBack: true, detail };
 }
 
-function failedResult(tokens: number, attempts: number, detail: string): NodeResult {
+/** A node that failed after `attempts` answers and `tokens`, and why. */
+export function failedResult(tokens: number, attempts: number, detail: string): NodeResult {
   return { status: 'failed', tokens, attempts, detail };
 }
 

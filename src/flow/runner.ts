@@ -18,6 +18,7 @@ import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
 import type { McpServers } from '../mcp/servers.js';
+import { CONTEXT_TOKENS } from '../autonomous/budget.js';
 import { parseAnswer, type Accepted } from './after-query.js';
 import {
   baseStructure,
@@ -27,12 +28,14 @@ import {
   type PassStructure,
 } from './changes.js';
 import { sinksOf } from './dag.js';
+import { fitToContext, type Fitted } from './fit-context.js';
 import type { FlowRunStore } from './flow-run-store.js';
 import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,
   checkToolServers,
   commitChanges,
+  failedResult,
   nextMove,
   nodeEvent,
   nodeRequest,
@@ -64,6 +67,11 @@ export interface FlowRunOptions {
   askNodes?: NodeAsker;
   /** The user's MCP servers, which tool nodes call; a flow with tool nodes refuses to run without them. */
   mcp?: McpServers;
+  /**
+   * The model's context window in tokens, which every node's prompt is trimmed to fit (fit-context.ts);
+   * default the flow's `config.contextTokens`, else the goal loop's CONTEXT_TOKENS.
+   */
+  contextTokens?: number;
 }
 
 /**
@@ -319,15 +327,20 @@ class PassRunner {
     }
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
-    const { prompt, messages, outputs } = request;
+    const { prompt, outputs } = request;
     const schema = this.#sandboxes.schemaOf(node);
+    const fitted = this.#fit(
+      name,
+      schema ? withSchemaInstruction(request.messages, schemaFor(schema)) : request.messages,
+    );
+    if (!fitted.ok) return this.#evaluated(name, failedResult(0, 0, fitted.error));
     let tokens = 0;
     let lastProblem = '';
     let rejections = 0;
     let accepted: Accepted | undefined;
     try {
       const repaired = await withRepair({
-        messages: schema ? withSchemaInstruction(messages, schemaFor(schema)) : messages,
+        messages: fitted.messages,
         tries: this.#flow.config.attempts,
         what: `node "${name}"`,
         ask: async (conversation, attempt) => {
@@ -370,6 +383,21 @@ class PassRunner {
         unansweredResult({ node, prompt, tokens, tries, rejections, lastProblem, error: message }),
       );
     }
+  }
+
+  /** The node's messages within the model's context (fit-context.ts); a trim is told, never silent. */
+  #fit(name: string, messages: ChatMessage[]): Fitted {
+    const { config } = this.#flow;
+    const contextTokens = this.#options.contextTokens ?? config.contextTokens ?? CONTEXT_TOKENS;
+    const answerTokens = config.generation?.maxTokens;
+    const fitted = fitToContext(name, messages, {
+      contextTokens,
+      modelName: this.#options.model.modelName,
+      ...(answerTokens !== undefined && { answerTokens }),
+    });
+    if (fitted.ok && fitted.trim.from !== fitted.trim.to)
+      this.#options.events.emit({ type: 'flow.trimmed', node: name, ...fitted.trim, contextTokens });
+    return fitted;
   }
 
   /** Tells the user how a node's evaluation ended; what it accepted goes to the step's commit. */
