@@ -28,7 +28,7 @@ import {
   type PassState,
 } from './run-state.js';
 import type { FlowFile, FlowNode, Json, ToolCall } from './schema.js';
-import { renderFlowText } from './template.js';
+import { renderFlowText, unsetReferences } from './template.js';
 import { describeToolCall, renderArguments } from './tool-arguments.js';
 
 /**
@@ -226,7 +226,14 @@ function blockedResult(failed: string): NodeResult {
 
 /** What a node is asked: its prompt, and the messages that carry it; or why it cannot be asked. */
 export type NodeRequest =
-  | { ok: true; prompt: string; messages: ChatMessage[]; outputs: Map<string, unknown> }
+  | {
+      ok: true;
+      prompt: string;
+      messages: ChatMessage[];
+      outputs: Map<string, unknown>;
+      /** `$db…$` references the database has no value for: they read as UNSET_VALUE (template.ts). */
+      unset: string[];
+    }
   | { ok: false; result: NodeResult };
 
 /** The request for the prompt node `name`, against the database as its step began. */
@@ -243,7 +250,8 @@ export function nodeRequest(
   try {
     const prompt = renderFlowText(node.prompt ?? '', { db: database, outputs });
     const messages = compose(flow, node, prompt, dependencies, pass, database, outputs);
-    return { ok: true, prompt, messages, outputs };
+    const unset = unsetReferences([flow.config.system, node.prompt, node.compose], database);
+    return { ok: true, prompt, messages, outputs, unset };
   } catch (error) {
     return { ok: false, result: failedResult(0, 0, `its prompt: ${(error as Error).message}`) };
   }

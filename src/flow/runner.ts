@@ -327,7 +327,8 @@ class PassRunner {
     }
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
-    const { prompt, outputs } = request;
+    const { prompt, outputs, unset } = request;
+    if (unset.length > 0) events.emit({ type: 'flow.unset', node: name, references: unset });
     const schema = this.#sandboxes.schemaOf(node);
     const fitted = this.#fit(
       name,

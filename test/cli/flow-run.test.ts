@@ -173,6 +173,31 @@ describe('meta-agent flow run', () => {
     expect(server.chatRequests()).toHaveLength(before);
   });
 
+  it('reads a database key not written yet as None, as AgentKit does, and says so', async () => {
+    server = await startOpenAIServer({ reply: (body) => ({ text: `plan after ${question(body)}` }) });
+    const dir = await folder({
+      'replan.flow.json': {
+        name: 'replan',
+        nodes: [
+          {
+            name: 'plan',
+            prompt: "Does the previous plan '$db.previous_plan$' still apply?",
+            afterQuery: { code: 'db.previous_plan = "keep going"; answer' },
+          },
+        ],
+      },
+    });
+    const first = await flowRun(dir, ['replan.flow.json', '--state', 'run.json']);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('? plan: not in the database, read as None: $db.previous_plan$');
+    const second = await flowRun(dir, ['replan.flow.json', '--state', 'run.json']);
+    expect(second.stderr).not.toContain('read as None');
+    expect(server.chatRequests().map(question)).toEqual([
+      "Does the previous plan 'None' still apply?",
+      "Does the previous plan 'keep going' still apply?",
+    ]);
+  });
+
   it('asks one node at a time with --concurrency 1', async () => {
     server = await startOpenAIServer({ latencyMs: 50, reply: (body) => ({ text: `re: ${question(body)}` }) });
     const dir = await folder({ 'chain.flow.json': chain });
