@@ -1,0 +1,58 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
+import { runCli } from '../support/run-cli.js';
+
+let server: OpenAIServer | undefined;
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'meta-agent-aipl-chat-'));
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The text of a request's last message. */
+function lastOf(body: ChatRequestBody): string {
+  return String(body.messages.at(-1)!.content);
+}
+
+/** Writes an AIPL graph of `nodes` with `prompt` as its template; returns its path. */
+async function aiplGraph(prompt: string, nodes: unknown[]): Promise<string> {
+  const path = join(dir, 'agent.autogram.json');
+  await writeFile(
+    path,
+    JSON.stringify({ name: 'agent', config: { aipl: {}, agentName: 'Riley', prompt }, nodes }),
+  );
+  return path;
+}
+
+describe('an AIPL graph in meta-agent chat', () => {
+  it('sends the rendered template as the system message, as seed 002 does', async () => {
+    server = await startOpenAIServer({
+      reply: (body) => ({
+        text: lastOf(body).includes("What is the user's name?") ? 'Dana' : 'Hello there.',
+      }),
+    });
+    const graph = await aiplGraph(
+      'You are {char}. The user is called {user.name:not known yet}.\n(= "What is the user\'s name?" -> user.name)',
+      [{ name: 'talk', action: 'chat', instruction: 'Answer the user.', transitions: ['talk'] }],
+    );
+    const result = await runCli(['chat', graph, '--base-url', server.url, '--model', 'gpt-4o-mini'], {
+      input: 'Hi, I am Dana.\n',
+    });
+    expect(result.code).toBe(0);
+    const chats = server.chatRequests().filter((body) => lastOf(body).includes('Answer the user.'));
+    expect(chats.map((body) => body.messages[0])).toEqual([
+      { role: 'system', content: 'You are Riley. The user is called not known yet.' },
+      { role: 'system', content: 'You are Riley. The user is called Dana.' },
+    ]);
+    for (const body of chats) expect(body.messages.slice(1).some((m) => m.role === 'system')).toBe(false);
+  });
+});
