@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startOpenAIServer, type ChatRequestBody, type OpenAIServer } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
+import { mcpConfigFile, notesServer } from '../mcp/support.js';
 
 let server: OpenAIServer | undefined;
 let dir: string;
@@ -54,5 +55,52 @@ describe('an AIPL graph in meta-agent chat', () => {
       { role: 'system', content: 'You are Riley. The user is called Dana.' },
     ]);
     for (const body of chats) expect(body.messages.slice(1).some((m) => m.role === 'system')).toBe(false);
+  });
+
+  it('lets a code node fetch a value into the state with aipl.set, logged as an update and read by the template', async () => {
+    server = await startOpenAIServer({ reply: () => ({ text: 'Stay inside.' }) });
+    const graph = await aiplGraph(
+      'You are {char}. You are aware of the following dangers: {environment.dangers:none}',
+      [
+        {
+          name: 'watch',
+          action: 'code',
+          instruction: 'aipl.set("environment.dangers", mcp.call("notes", "lookup", { key: "dangers" }))',
+          transitions: ['check'],
+        },
+        {
+          name: 'check',
+          action: 'code',
+          instruction: 'seen = aipl.environment.dangers',
+          transitions: ['talk'],
+        },
+        { name: 'talk', action: 'chat', instruction: 'Answer the user.', transitions: ['talk'] },
+      ],
+    );
+    const config = await mcpConfigFile({ notes: notesServer() });
+    const state = join(dir, 'talk.json');
+    const args = ['chat', graph, '--mcp-config', config, '--state', state, '--json'];
+    const result = await runCli([...args, '--base-url', server.url, '--model', 'gpt-4o-mini'], { input: '' });
+    expect(result.code).toBe(0);
+    expect(server.chatRequests()[0]!.messages[0]).toEqual({
+      role: 'system',
+      content: 'You are Riley. You are aware of the following dangers: a storm is coming',
+    });
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: 'aipl.phase',
+        label: 'node watch',
+        stored: [{ name: 'environment.dangers', value: 'a storm is coming' }],
+      }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'variable.set', name: 'seen', value: 'a storm is coming' }),
+    );
+    const history = await runCli(['history', state, '--aipl']);
+    expect(history.stdout).toMatch(/environment\.dangers.*a storm is coming.*set by node watch/);
   });
 });
