@@ -103,4 +103,54 @@ describe('an AIPL graph in meta-agent chat', () => {
     const history = await runCli(['history', state, '--aipl']);
     expect(history.stdout).toMatch(/environment\.dangers.*a storm is coming.*set by node watch/);
   });
+
+  it('stores values from the command line with --aipl-set, for a new conversation and between replies', async () => {
+    server = await startOpenAIServer({ reply: () => ({ text: 'Noted.' }) });
+    const graph = await aiplGraph('You are {char}. Dangers: {environment.dangers:none}', [
+      { name: 'talk', action: 'chat', instruction: 'Answer the user.', transitions: ['talk'] },
+    ]);
+    const state = join(dir, 'talk.json');
+    const chat = (set: string, input: string) =>
+      runCli(
+        [
+          'chat',
+          graph,
+          '--state',
+          state,
+          '--aipl-set',
+          set,
+          '--base-url',
+          server!.url,
+          '--model',
+          'gpt-4o-mini',
+        ],
+        {
+          input,
+        },
+      );
+    expect((await chat('environment.dangers=a storm is coming', '')).code).toBe(0);
+    expect((await chat('Environment.Dangers=clear skies', 'Anything to fear?\n')).code).toBe(0);
+    expect(server.chatRequests().map((body) => body.messages[0]!.content)).toEqual([
+      'You are Riley. Dangers: a storm is coming',
+      'You are Riley. Dangers: clear skies',
+    ]);
+    const history = await runCli(['history', state, '--aipl']);
+    expect(history.stdout).toMatch(/environment\.dangers.*clear skies.*set by the user/);
+
+    const plain = join(dir, 'plain.autogram.json');
+    await writeFile(
+      plain,
+      JSON.stringify({ name: 'plain', nodes: [{ name: 'a', action: 'chat', instruction: 'Hi.' }] }),
+    );
+    const refused = await runCli(['chat', plain, '--aipl-set', 'a.b=c', '--base-url', server.url], {
+      input: '',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'error: the graph "plain" does not use AIPL, so it has no AIPL state to set\nhint: turn AIPL on with "aipl": {} in its config\n',
+    );
+    const badName = await runCli(['chat', graph, '--aipl-set', 'dangers=x'], { input: '' });
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('expected ns.key=value');
+  });
 });
