@@ -37,6 +37,10 @@ A pass runs in steps: every node whose dependencies have answered is asked in th
 change is applied when the step ends, in the flow's order. So concurrency changes the time a pass takes,
 never its results. A node whose dependency failed is reported "skipped: upstream failed (NODE)".
 
+A $db.key$ the database has no value for (a key an after-query step writes later) reads as None, as in
+AgentKit, and the pass says so ("? NODE: not in the database, read as None: $db.key$"); in a tool
+node's arguments it fails the node.
+
 A node's prompt is trimmed to fit the model's context (--context-tokens, config.contextTokens, default
 8192) with room for the answer (config.generation.maxTokens, else a quarter of the context up to 2048):
 its system messages and its own prompt (the last message) are kept whole; the messages between them
