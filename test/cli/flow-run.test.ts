@@ -198,6 +198,38 @@ describe('meta-agent flow run', () => {
     ]);
   });
 
+  it('applies an edge a node adds into a node of its own step, which then waits for it, one at a time too', async () => {
+    const dir = await folder({
+      'scout.flow.json': {
+        name: 'scout',
+        nodes: [
+          {
+            name: 'scout',
+            prompt: 'Look around.',
+            afterQuery: { code: 'flow.addEdge("scout", "act"); answer' },
+          },
+          { name: 'act', prompt: 'Act.' },
+        ],
+      },
+    });
+    for (const concurrency of ['1', '2']) {
+      server = await startOpenAIServer({ reply: (body) => ({ text: `re: ${question(body)}` }) });
+      const result = await flowRun(dir, ['scout.flow.json', '--concurrency', concurrency]);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain('~ scout: add edge scout → act\n');
+      expect(result.stderr).toContain('[step 2] act');
+      const act = server.chatRequests().filter((body) => question(body) === 'Act.');
+      expect(act.at(-1)!.messages.map((m) => m.content)).toEqual([
+        'Look around.',
+        're: Look around.',
+        'Act.',
+      ]);
+      if (concurrency === '1') expect(act).toHaveLength(1);
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it('asks one node at a time with --concurrency 1', async () => {
     server = await startOpenAIServer({ latencyMs: 50, reply: (body) => ({ text: `re: ${question(body)}` }) });
     const dir = await folder({ 'chain.flow.json': chain });
