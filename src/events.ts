@@ -200,6 +200,21 @@ export type FlowEvent =
   | { type: 'flow.changed'; by: string; change: string; applied: boolean; reason?: string }
   /** Database keys an after-query step wrote. */
   | { type: 'flow.database'; by: string; keys: string[] }
+  /** `$db…$` references of a node's prompt the database has no value for: they read as `None`. */
+  | { type: 'flow.unset'; node: string; references: string[] }
+  /**
+   * A node's prompt trimmed to fit the model's context (flow/fit-context.ts): messages between the
+   * system messages and the prompt dropped or cut, oldest first; prompt tokens before and after.
+   */
+  | {
+      type: 'flow.trimmed';
+      node: string;
+      dropped: number;
+      cut: number;
+      from: number;
+      to: number;
+      contextTokens: number;
+    }
   | {
       type: 'flow.ended';
       pass: number;

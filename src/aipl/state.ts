@@ -4,6 +4,7 @@
  * the conversation, and shown by `--json`, `--trace`, the TUI inspector and `history`.
  */
 import { z } from 'zod';
+import { STATE_NAME } from './names.js';
 
 /** One stored answer: `name` is `namespace.key`, lower-cased. */
 export interface AiplEntry {
@@ -70,4 +71,32 @@ export function valuesByNamespace(log: readonly AiplEntry[]): Record<string, Rec
     (tree[namespace] ??= Object.create(null))[key] = value;
   }
   return tree;
+}
+
+/** The longest value stored from outside a template (code, the command line): a prompt carries it. */
+export const MAX_SET_CHARS = 20_000;
+
+/**
+ * Stores `value` under `name` (`ns.key`) from outside a template, as an update stores an answer: at the
+ * end of the log, in the state's turn, `source` (who set it) in place of the question. A string is
+ * stored as it is, a number or boolean as text, anything else as JSON. Throws an Error a user can act
+ * on for a name that is not `ns.key`, a `vars.` name (those are the autogram's variables), no value, or
+ * a value past MAX_SET_CHARS.
+ */
+export function setValue(state: AiplState, name: unknown, value: unknown, source: string): AiplEntry {
+  if (typeof name !== 'string' || !STATE_NAME.test(name))
+    throw new Error(`aipl.set: ${JSON.stringify(name)} is not a name like "ns.key" (letters, digits, _)`);
+  const lower = name.toLowerCase();
+  if (lower.startsWith('vars.'))
+    throw new Error(
+      `aipl.set: ${name} is an autogram variable, which templates read as it is; set the variable`,
+    );
+  if (value === undefined || value === null) throw new Error(`aipl.set: ${name} needs a value`);
+  const text =
+    typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  if (text.length > MAX_SET_CHARS)
+    throw new Error(`aipl.set: the value of ${name} has ${text.length} characters; at most ${MAX_SET_CHARS}`);
+  const entry = { name: lower, value: text, turn: state.turn, question: source };
+  state.log.push(entry);
+  return entry;
 }

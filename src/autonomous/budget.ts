@@ -11,6 +11,9 @@ import { tokensUsed, type RunState } from './run-state.js';
 /** The share of a budget past which the user is asked before every command. */
 export const SOFT_LIMIT = 0.8;
 
+/** The model's context window, in tokens, when none is given: the least a current chat model has. */
+export const CONTEXT_TOKENS = 8192;
+
 /** The longest answer a step asks for; a seed-format answer is a few hundred tokens. */
 export const ANSWER_TOKENS = 2048;
 

@@ -16,12 +16,11 @@ import type { LanguageModel } from '../llm/types.js';
 import type { Command, CommandResources, LongTermMemory } from '../../tools/command.js';
 import type { CommandRegistry } from '../../tools/registry.js';
 import type { Approval } from './authorize.js';
-import { spendOf } from './budget.js';
+import { CONTEXT_TOKENS, spendOf } from './budget.js';
 import type { GoalRunStore } from './goal-run-store.js';
 import { judgeLoop, type LoopStep } from './loop-detect.js';
 import { ModelStep } from './model-step.js';
 import { nextPhase, type Phase } from './next-phase.js';
-import { CONTEXT_TOKENS } from './prompt.js';
 import { cap, RunBook, RunEnded } from './run-book.js';
 import type { PendingCommand, RunState } from './run-state.js';
 
@@ -64,7 +63,7 @@ export interface GoalLoopOptions {
   /** Most tokens of history a prompt carries (prompt.ts HISTORY_TOKENS by default). */
   historyTokens?: number;
   /**
-   * The model's context window in tokens (prompt.ts CONTEXT_TOKENS, 8,192, by default). Every prompt is
+   * The model's context window in tokens (budget.ts CONTEXT_TOKENS, 8,192, by default). Every prompt is
    * assembled to leave room in it for the answer, and the answer's cap is at most what the prompt
    * leaves; when that is under MIN_ANSWER_TOKENS the run ends with `max_tokens`.
    */

@@ -10,15 +10,12 @@ import { fitTexts } from '../../memory/short-term.js';
 import type { ChatMessage } from '../llm/types.js';
 import { countMessageTokens, countTokens } from '../llm/tokens.js';
 import { renderCommandList, type CommandRegistry } from '../../tools/registry.js';
-import { answerRoom } from './budget.js';
+import { answerRoom, CONTEXT_TOKENS } from './budget.js';
 import { MESSAGE_TOKENS, recentHistory } from './prompt-history.js';
 import type { RunState } from './run-state.js';
 
 /** Tokens of history a prompt carries by default (AutoGPT's "~4000 word limit for short term memory"). */
 export const HISTORY_TOKENS = 4000;
-
-/** The model's context window, in tokens, when none is given: the least a current chat model has. */
-export const CONTEXT_TOKENS = 8192;
 
 /** Most tokens the recalled memories take, and their largest share of the room the fixed part leaves. */
 const MEMORY_TOKENS = 1000;

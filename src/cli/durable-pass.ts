@@ -30,6 +30,7 @@ export interface DurablePass {
   saved: FlowRunState | undefined;
   inputs: Record<string, string>;
   concurrency?: number;
+  contextTokens?: number;
   models: ModelOptionValues;
   /** The database the run is kept in; the pass's workflow keeps it there too (durable-workflows.ts). */
   db: Database;
@@ -81,6 +82,7 @@ export async function runDurablePass(pass: DurablePass): Promise<PassReport> {
               flow,
               inputs: saved?.current?.inputs ?? inputs,
               ...(pass.concurrency !== undefined && { concurrency: pass.concurrency }),
+              ...(pass.contextTokens !== undefined && { contextTokens: pass.contextTokens }),
               models: modelOptionsToKeep(pass.models) as FlowPassInput['models'],
             });
       try {

@@ -33,6 +33,19 @@ export function printFlowLines(bus: EventBus, write: (line: string) => void): ()
       case 'flow.database':
         line(`  db ${event.by} wrote ${event.keys.join(', ')}`);
         break;
+      case 'flow.unset':
+        line(`  ? ${event.node}: not in the database, read as None: ${event.references.join(', ')}`);
+        break;
+      case 'flow.trimmed':
+        line(
+          `  ✂ ${event.node}: prompt trimmed to the ${event.contextTokens}-token context, ${[
+            event.dropped > 0 && `${plural(event.dropped, 'message')} dropped`,
+            event.cut > 0 && `${plural(event.cut, 'message')} cut`,
+          ]
+            .filter(Boolean)
+            .join(', ')} (${event.from} → ${event.to} tokens)`,
+        );
+        break;
     }
   });
 }

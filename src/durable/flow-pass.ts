@@ -40,6 +40,8 @@ export interface FlowPassInput {
   inputs: Record<string, string>;
   /** Nodes asked at once; default the flow's. */
   concurrency?: number;
+  /** The model's context window, which prompts are trimmed to fit; default the flow's. */
+  contextTokens?: number;
   /** What the host makes the pass's models from (FlowPassHost.models). */
   models: { [key: string]: Json };
 }
@@ -113,6 +115,7 @@ async function carryPass(input: FlowPassInput): Promise<PassReport> {
       model,
       events,
       ...(input.concurrency !== undefined && { concurrency: input.concurrency }),
+      ...(input.contextTokens !== undefined && { contextTokens: input.contextTokens }),
       keptAt: { store: steps, key: input.key },
       askNodes: askAsSteps,
       ...(host.mcp && { mcp: host.mcp }),

@@ -5,20 +5,57 @@
  *
  * How AIPL and the autogram read each other: templates read the autogram's variables in scope as
  * `{vars.name}` (and `$name` is embedded into the template's text, escaped, before it is parsed); code,
- * conditions and `$var`s read the AIPL state's latest values as `aipl.ns.key` (frames.ts).
+ * conditions and `$var`s read the AIPL state's latest values as `aipl.ns.key` (frames.ts), and code
+ * stores one with `aipl.set("ns.key", value)` (AIPL_NAMESPACE).
  */
 import type { EventBus } from '../events.js';
 import type { Template } from '../aipl/ast.js';
 import { parseTemplate } from '../aipl/parse.js';
 import { AiplCache, DEFAULT_AIPL_SETTINGS, renderWithModel } from '../aipl/phase.js';
 import { clockSpecials } from '../aipl/render.js';
-import { newAiplState } from '../aipl/state.js';
+import { newAiplState, setValue } from '../aipl/state.js';
+import type { HostFunction } from '../sandbox/index.js';
 import type { GraphView } from '../graph/view.js';
 import { countTokens } from '../llm/tokens.js';
 import type { ModelSet } from '../llm/types.js';
 import { variablesInScope } from './frames.js';
 import { conversationMessages, historyWindow } from './prompt.js';
 import type { ConversationState } from './state.js';
+
+/**
+ * The namespace code nodes of an AIPL graph store state through: `aipl.set("ns.key", value)`, read back
+ * as `aipl.ns.key` (frames.ts) and by every template rendered after it. It acts on the conversation
+ * whose code calls it, as `self` does.
+ */
+export const AIPL_NAMESPACE = 'aipl';
+
+/**
+ * The functions of AIPL_NAMESPACE: `set` stores a value in the state of the conversation `running`
+ * gives, as the node running there, and tells it as an update (an `aipl.phase` event that stored it).
+ */
+export function aiplFunctions(
+  running: () => ConversationState | undefined,
+  events: EventBus,
+): Record<string, HostFunction> {
+  return {
+    set: (name: unknown, value: unknown) => {
+      const state = running();
+      if (!state) throw new Error('aipl.set works in a conversation only');
+      state.aipl ??= newAiplState();
+      const node = state.current ?? '(host)';
+      const entry = setValue(state.aipl, name, value, `set by node ${node}`);
+      events.emit({
+        type: 'aipl.phase',
+        label: `node ${node}`,
+        turn: entry.turn,
+        calls: 0,
+        cached: 0,
+        ms: 0,
+        stored: [{ name: entry.name, value: entry.value }],
+      });
+    },
+  };
+}
 
 /** Parsed templates kept, by their text: a prompt is rendered every turn, and parsing it once is enough. */
 const PARSED_KEPT = 64;

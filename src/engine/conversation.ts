@@ -3,6 +3,8 @@
  * state saved through the store after each. The interpreter never changes the state it is given, so a
  * reply that fails leaves the last good state both here and in the store.
  */
+import { UserError } from '../errors.js';
+import { copyAiplState, newAiplState, setValue } from '../aipl/state.js';
 import type { ConversationStore } from './conversation-store.js';
 import type { Interpreter, ReplyResult } from './interpreter.js';
 import type { ConversationState } from './state.js';
@@ -34,6 +36,43 @@ export class Conversation {
   /** True until the agent has run at all: its opening turn is still to come. */
   get fresh(): boolean {
     return this.#state?.current === undefined;
+  }
+
+  /**
+   * Stores `values` (`[ns.key, value]`) in the conversation's AIPL state before its next reply, as code's
+   * `aipl.set` does, with `set by the user` as their question, tells each as an update (`aipl.phase`),
+   * and saves the state. A UserError when the graph has no AIPL (config.aipl) or a value is refused.
+   */
+  async setAipl(values: readonly (readonly [string, string])[]): Promise<void> {
+    const { graph, events } = this.interpreter;
+    if (!graph.config.aipl)
+      throw new UserError(
+        `the graph "${graph.name}" does not use AIPL, so it has no AIPL state to set`,
+        2,
+        'turn AIPL on with "aipl": {} in its config',
+      );
+    const base = this.#state ?? this.interpreter.newState();
+    const aipl = copyAiplState(base.aipl ?? newAiplState());
+    for (const [name, value] of values) {
+      try {
+        const entry = setValue(aipl, name, value, 'set by the user');
+        const stored = [{ name: entry.name, value: entry.value }];
+        events.emit({
+          type: 'aipl.phase',
+          label: 'the user',
+          turn: entry.turn,
+          calls: 0,
+          cached: 0,
+          ms: 0,
+          stored,
+        });
+      } catch (error) {
+        throw new UserError(`--aipl-set ${name}: ${(error as Error).message.replace(/^aipl\.set: /, '')}`, 2);
+      }
+    }
+    const state = { ...base, aipl };
+    await this.keptAt?.store.save(this.keptAt.key, state);
+    this.#state = state;
   }
 
   /**

@@ -15,7 +15,7 @@ import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
 import type { HostCall } from './actions.js';
-import { AiplTemplates } from './aipl.js';
+import { AIPL_NAMESPACE, AiplTemplates, aiplFunctions } from './aipl.js';
 import { pushFrame } from './frames.js';
 import { isChatNode } from './transitions.js';
 import { runLoop, type InterpreterLimits, type Next, type RunResources } from './run-loop.js';
@@ -121,6 +121,9 @@ export class Interpreter {
       });
     const lent: Record<string, HostNamespace> = { ...options.host };
     if (this.#self) lent[SELF_NAMESPACE] = { functions: this.#self.api };
+    // Like `self`, it acts on the run started last (runs share the sandbox one at a time).
+    if (this.graph.config.aipl)
+      lent[AIPL_NAMESPACE] = { functions: aiplFunctions(() => [...this.#running].at(-1), this.events) };
     this.#lent = lent;
     this.#aipl = new AiplTemplates(this.graph, this.models, this.events, options.clock ?? (() => new Date()));
     for (const [name, { functions, awaited }] of Object.entries(lent))

@@ -21,7 +21,9 @@
  *
  * Mapping to chat messages: input i is a `user` message and output i the `assistant` message after it, so
  * the list alternates user/assistant and ends with a user message. The prompt stays inside the first user
- * message (the seed's rule) rather than becoming a system message. In `prefix` mode a final `assistant`
+ * message (the seed's rule) rather than becoming a system message; in an AIPL graph (config.aipl) the
+ * rendered template is the system message instead, as seed 002 puts it ("rendered prompt templates are
+ * used within the live chat context via system-messages"). In `prefix` mode a final `assistant`
  * message carries the reply start, for servers that continue a trailing assistant message.
  */
 import type { GraphConfig } from '../graph/schema.js';
@@ -210,9 +212,10 @@ export function chatPrompt(
     ...pairs.map((p) => p.input),
     instructionInput(config, style, state.pendingUser, instruction),
   ];
-  if (prompt) inputs[0] = `${prompt}\n\n${inputs[0]}`;
+  const asSystem = config.aipl !== undefined;
+  if (prompt && !asSystem) inputs[0] = `${prompt}\n\n${inputs[0]}`;
 
-  const messages: ChatMessage[] = [];
+  const messages: ChatMessage[] = prompt && asSystem ? [{ role: 'system', content: prompt }] : [];
   pairs.forEach((pair, i) => {
     messages.push({ role: 'user', content: inputs[i]! }, { role: 'assistant', content: pair.output });
   });

@@ -1,7 +1,8 @@
 /**
  * Temporary changes to a flow during a pass (seed 003, §2.2): nodes and edges added, edges removed,
- * nodes skipped to reuse their last output. A change is refused when it touches a node already
- * evaluated (or running) in the pass, or would close a cycle; accepted changes last until the pass ends.
+ * nodes skipped to reuse their last output. A change is refused when it touches a node whose inputs are
+ * fixed (it ran in the pass, or runs before the asking node), or would close a cycle; accepted changes
+ * last until the pass ends.
  * Everything here is pure: a structure goes in, a new one (or the reason for refusing) comes out.
  */
 import { describeCycle, findCycle, type FlowShape } from './dag.js';
@@ -22,8 +23,8 @@ export interface PassStructure extends FlowShape {
 
 /** What a change may not touch, and what it may reuse. */
 export interface ChangeLimits {
-  /** Evaluated or running in this pass: its inputs are fixed. */
-  frozen(node: string): boolean;
+  /** Why the node's inputs can no longer change (it ran in this pass, or runs now), or undefined. */
+  fixed(node: string): string | undefined;
   /** Has an output from an earlier pass that a skip can reuse. */
   reusable(node: string): boolean;
 }
@@ -46,7 +47,10 @@ export function refusal(
 ): string | undefined {
   const has = (name: string) => structure.nodes.has(name);
   const missing = (name: string) => `the flow has no node "${name}"`;
-  const fixed = (name: string) => `"${name}" was already evaluated in this pass; its inputs cannot change`;
+  const fixed = (name: string) => {
+    const why = limits.fixed(name);
+    return why && `${why}; its inputs cannot change`;
+  };
   switch (change.op) {
     case 'add-node': {
       const { name, dependencies } = change.node;
@@ -59,7 +63,8 @@ export function refusal(
       const { from, to } = change;
       if (!has(from)) return missing(from);
       if (!has(to)) return missing(to);
-      if (limits.frozen(to)) return fixed(to);
+      const late = fixed(to);
+      if (late) return late;
       const present = structure.dependencies.get(to)!.includes(from);
       if (change.op === 'remove-edge') return present ? undefined : `"${to}" does not depend on "${from}"`;
       if (from === to) return `"${to}" cannot depend on itself`;
@@ -67,13 +72,15 @@ export function refusal(
       const cycle = findCycle(applyChange(structure, change));
       return cycle && `it would close a cycle: ${describeCycle(cycle)}`;
     }
-    case 'skip':
+    case 'skip': {
       if (!has(change.node)) return missing(change.node);
-      if (limits.frozen(change.node)) return fixed(change.node);
+      const late = fixed(change.node);
+      if (late) return late;
       if (structure.skips.has(change.node)) return `"${change.node}" is already skipped`;
       return limits.reusable(change.node)
         ? undefined
         : `"${change.node}" has no output from an earlier pass to reuse`;
+    }
   }
 }
 
@@ -101,6 +108,11 @@ export function applyChange(structure: PassStructure, change: FlowChange): PassS
     case 'skip':
       return { ...structure, skips: new Set(structure.skips).add(change.node) };
   }
+}
+
+/** The node whose inputs `change` changes, if any: an edge's target, a skipped node. */
+export function changedNode(change: FlowChange): string | undefined {
+  return change.op === 'add-node' ? undefined : change.op === 'skip' ? change.node : change.to;
 }
 
 /** A change in a few words, for events and the report. */

@@ -107,7 +107,7 @@ function databaseFindings(flow: FlowFile, text: string, node: string | undefined
         severity: 'warning',
         ...(node !== undefined && { node }),
         message: `its ${field} uses ${ref.text}, but neither the database nor an input has "${ref.path[0]}"`,
-        hint: 'unless an after-query step writes it first, the node fails; give it a value in "database"',
+        hint: 'unless an after-query step writes it first, it reads as None; give it a value in "database"',
       },
     ];
   });

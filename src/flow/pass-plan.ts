@@ -12,6 +12,7 @@ import type { ChatMessage } from '../llm/types.js';
 import {
   applyChange,
   baseStructure,
+  changedNode,
   describeChange,
   refusal,
   type ChangeLimits,
@@ -27,7 +28,7 @@ import {
   type PassState,
 } from './run-state.js';
 import type { FlowFile, FlowNode, Json, ToolCall } from './schema.js';
-import { renderFlowText } from './template.js';
+import { renderFlowText, unsetReferences } from './template.js';
 import { describeToolCall, renderArguments } from './tool-arguments.js';
 
 /**
@@ -58,8 +59,72 @@ export function passInputs(flow: FlowFile, given: Record<string, string>): Recor
 }
 
 /** What a change may touch in a pass of the run `state`: a skip reuses an earlier pass's output. */
-export function changeLimits(state: FlowRunState, frozen: (node: string) => boolean): ChangeLimits {
-  return { frozen, reusable: (node) => Object.hasOwn(state.last, node) };
+export function changeLimits(state: FlowRunState, fixed: (node: string) => string | undefined): ChangeLimits {
+  return { fixed, reusable: (node) => Object.hasOwn(state.last, node) };
+}
+
+/**
+ * What a change `asker` asks for in step `step` (whose nodes are `ready`, in the flow's order) may
+ * touch. Not a node settled earlier in the pass, nor the asker itself, nor a node of the step before
+ * it in that order: the step commits that one's answer first. A node of the step after it is open:
+ * its answer in this step is set aside (setAside) and it runs again once its new inputs are there.
+ */
+export function stepLimits(
+  state: FlowRunState,
+  pass: PassState,
+  step: number,
+  ready: readonly string[],
+  asker: string,
+): ChangeLimits {
+  const at = ready.indexOf(asker);
+  return changeLimits(state, (node) => {
+    const settled = pass.results[node];
+    if (settled) return settledWhen(node, settled);
+    if (node === asker) return `"${node}" is running now`;
+    const index = ready.indexOf(node);
+    return index !== -1 && index < at
+      ? `"${node}" runs in step ${step} too, before "${asker}" in the flow's order`
+      : undefined;
+  });
+}
+
+function settledWhen(node: string, result: NodeResult): string {
+  const when = result.step === undefined ? 'in this pass' : `in step ${result.step} of this pass`;
+  switch (result.status) {
+    case 'done':
+    case 'failed':
+      return `"${node}" already ran ${when}`;
+    case 'reused':
+      return `"${node}" already reused its last output in this pass`;
+    case 'blocked':
+      return `"${node}" was already skipped after a failure in this pass`;
+  }
+}
+
+/**
+ * The nodes of a step (`ready`, in the flow's order) whose answers in it are set aside: a node before
+ * them in the step asked to change their inputs (an edge into them, a skip), so they wait and run
+ * again in a later step, as if they had not been ready. A node set aside asks for nothing itself.
+ * `changesOf` gives what a node's answer asked for, or undefined while it is still being asked; the
+ * walk stops there, so every node returned is set aside for certain, whatever the rest answer. The
+ * same nodes are set aside whether the step ran its nodes at once or one by one; one by one, a node
+ * found here before it is asked is not asked at all.
+ */
+export function setAside(
+  ready: readonly string[],
+  changesOf: (node: string) => readonly FlowChange[] | undefined,
+): Set<string> {
+  const aside = new Set<string>();
+  for (const [index, node] of ready.entries()) {
+    if (aside.has(node)) continue;
+    const changes = changesOf(node);
+    if (changes === undefined) break;
+    for (const change of changes) {
+      const target = changedNode(change);
+      if (target !== undefined && ready.indexOf(target) > index) aside.add(target);
+    }
+  }
+  return aside;
 }
 
 /**
@@ -80,7 +145,7 @@ export function resumedStructure(
       'restore the flow as it was to finish that pass, or start a new run without its state file',
     );
   let structure = baseStructure(flow);
-  const limits = changeLimits(state, () => false);
+  const limits = changeLimits(state, () => undefined);
   for (const change of pass.changes) {
     const reason = refusal(structure, change, limits);
     if (reason !== undefined)
@@ -161,7 +226,14 @@ function blockedResult(failed: string): NodeResult {
 
 /** What a node is asked: its prompt, and the messages that carry it; or why it cannot be asked. */
 export type NodeRequest =
-  | { ok: true; prompt: string; messages: ChatMessage[]; outputs: Map<string, unknown> }
+  | {
+      ok: true;
+      prompt: string;
+      messages: ChatMessage[];
+      outputs: Map<string, unknown>;
+      /** `$db…$` references the database has no value for: they read as UNSET_VALUE (template.ts). */
+      unset: string[];
+    }
   | { ok: false; result: NodeResult };
 
 /** The request for the prompt node `name`, against the database as its step began. */
@@ -178,7 +250,8 @@ export function nodeRequest(
   try {
     const prompt = renderFlowText(node.prompt ?? '', { db: database, outputs });
     const messages = compose(flow, node, prompt, dependencies, pass, database, outputs);
-    return { ok: true, prompt, messages, outputs };
+    const unset = unsetReferences([flow.config.system, node.prompt, node.compose], database);
+    return { ok: true, prompt, messages, outputs, unset };
   } catch (error) {
     return { ok: false, result: failedResult(0, 0, `its prompt: ${(error as Error).message}`) };
   }
@@ -293,7 +366,8 @@ export function unansweredResult(ended: Unanswered): NodeResult {
   return { status: 'done', output: node.fallback, prompt, tokens, attempts: tries, fellBack: true, detail };
 }
 
-function failedResult(tokens: number, attempts: number, detail: string): NodeResult {
+/** A node that failed after `attempts` answers and `tokens`, and why. */
+export function failedResult(tokens: number, attempts: number, detail: string): NodeResult {
   return { status: 'failed', tokens, attempts, detail };
 }
 

@@ -48,6 +48,8 @@ const nodeResultSchema = z.strictObject({
   upstream: z.string().optional(),
   /** Reused: the tokens its last run used, which the skip saved. */
   savedTokens: z.number().int().nonnegative().optional(),
+  /** The step it ran in (done or failed): a change that comes too late says so. */
+  step: z.number().int().positive().optional(),
 });
 export type NodeResult = z.infer<typeof nodeResultSchema>;
 

@@ -18,6 +18,7 @@ import { askForJson, schemaFor, withSchemaInstruction } from '../llm/structured.
 import type { ChatMessage, Completion, LanguageModel, ResponseFormat } from '../llm/types.js';
 import { mapBounded } from '../map-bounded.js';
 import type { McpServers } from '../mcp/servers.js';
+import { CONTEXT_TOKENS } from '../autonomous/budget.js';
 import { parseAnswer, type Accepted } from './after-query.js';
 import {
   baseStructure,
@@ -27,18 +28,21 @@ import {
   type PassStructure,
 } from './changes.js';
 import { sinksOf } from './dag.js';
+import { fitToContext, type Fitted } from './fit-context.js';
 import type { FlowRunStore } from './flow-run-store.js';
 import { NodeSandboxes } from './node-sandbox.js';
 import {
   changedKeys,
   checkToolServers,
-  changeLimits,
   commitChanges,
+  failedResult,
   nextMove,
   nodeEvent,
   nodeRequest,
   passInputs,
   resumedStructure,
+  setAside,
+  stepLimits,
   toolRequest,
   unansweredResult,
 } from './pass-plan.js';
@@ -63,6 +67,11 @@ export interface FlowRunOptions {
   askNodes?: NodeAsker;
   /** The user's MCP servers, which tool nodes call; a flow with tool nodes refuses to run without them. */
   mcp?: McpServers;
+  /**
+   * The model's context window in tokens, which every node's prompt is trimmed to fit (fit-context.ts);
+   * default the flow's `config.contextTokens`, else the goal loop's CONTEXT_TOKENS.
+   */
+  contextTokens?: number;
 }
 
 /**
@@ -220,26 +229,36 @@ class PassRunner {
     this.#options.events.emit(nodeEvent(node, result));
   }
 
-  /** Runs `ready` at once (up to the limit), then commits their results in order; returns the new structure. */
+  /**
+   * Runs `ready` at once (up to the limit), then commits their results in order; returns the new
+   * structure. A node whose inputs a node before it in the step changed is set aside (pass-plan.ts
+   * setAside): it is not committed, and runs in a later step.
+   */
   async #step(structure: PassStructure, pass: PassState, ready: string[]): Promise<PassStructure> {
     const step = pass.steps + 1;
     this.#options.events.emit({ type: 'flow.step', step, nodes: ready });
     const database = structuredClone(this.#state.database);
-    const running = new Set(ready);
-    const limits = changeLimits(
-      this.#state,
-      (node) => Object.hasOwn(pass.results, node) || running.has(node),
-    );
+    const limitsOf = (name: string) => stepLimits(this.#state, pass, step, ready, name);
+    const finished = new Map<string, readonly FlowChange[]>();
     const askNodes = this.#options.askNodes ?? askInProcess;
-    const evaluated = await askNodes(ready, this.#concurrency, (name) =>
-      this.#evaluate(structure, pass, name, database, limits),
-    );
+    const evaluated = await askNodes(ready, this.#concurrency, async (name): Promise<Evaluated | null> => {
+      if (setAside(ready, (node) => finished.get(node)).has(name)) {
+        finished.set(name, []);
+        return null;
+      }
+      const answer = await this.#evaluate(structure, pass, name, database, limitsOf(name));
+      finished.set(name, answer.changes);
+      return answer;
+    });
     this.#options.signal?.throwIfAborted();
+    const aside = setAside(ready, (node) => evaluated[ready.indexOf(node)]?.changes ?? []);
     let next = structure;
     for (const [i, name] of ready.entries()) {
-      const { result, database: written, changes } = evaluated[i]!;
+      if (aside.has(name)) continue;
+      const { result: answered, database: written, changes } = evaluated[i]!;
+      const result: NodeResult = { ...answered, step };
       if (written) this.#commitDatabase(name, database, written);
-      next = this.#commitChanges(next, pass, name, changes, limits);
+      next = this.#commitChanges(next, pass, name, changes, limitsOf(name));
       pass.results[name] = result;
       if (result.status === 'done')
         this.#state.last[name] = {
@@ -308,15 +327,21 @@ class PassRunner {
     }
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
-    const { prompt, messages, outputs } = request;
+    const { prompt, outputs, unset } = request;
+    if (unset.length > 0) events.emit({ type: 'flow.unset', node: name, references: unset });
     const schema = this.#sandboxes.schemaOf(node);
+    const fitted = this.#fit(
+      name,
+      schema ? withSchemaInstruction(request.messages, schemaFor(schema)) : request.messages,
+    );
+    if (!fitted.ok) return this.#evaluated(name, failedResult(0, 0, fitted.error));
     let tokens = 0;
     let lastProblem = '';
     let rejections = 0;
     let accepted: Accepted | undefined;
     try {
       const repaired = await withRepair({
-        messages: schema ? withSchemaInstruction(messages, schemaFor(schema)) : messages,
+        messages: fitted.messages,
         tries: this.#flow.config.attempts,
         what: `node "${name}"`,
         ask: async (conversation, attempt) => {
@@ -359,6 +384,21 @@ class PassRunner {
         unansweredResult({ node, prompt, tokens, tries, rejections, lastProblem, error: message }),
       );
     }
+  }
+
+  /** The node's messages within the model's context (fit-context.ts); a trim is told, never silent. */
+  #fit(name: string, messages: ChatMessage[]): Fitted {
+    const { config } = this.#flow;
+    const contextTokens = this.#options.contextTokens ?? config.contextTokens ?? CONTEXT_TOKENS;
+    const answerTokens = config.generation?.maxTokens;
+    const fitted = fitToContext(name, messages, {
+      contextTokens,
+      modelName: this.#options.model.modelName,
+      ...(answerTokens !== undefined && { answerTokens }),
+    });
+    if (fitted.ok && fitted.trim.from !== fitted.trim.to)
+      this.#options.events.emit({ type: 'flow.trimmed', node: name, ...fitted.trim, contextTokens });
+    return fitted;
   }
 
   /** Tells the user how a node's evaluation ended; what it accepted goes to the step's commit. */

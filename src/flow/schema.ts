@@ -145,6 +145,14 @@ export const flowConfigSchema = z.strictObject({
       maxTokens: z.number().int().positive().optional(),
     })
     .optional(),
+  contextTokens: z
+    .number()
+    .int()
+    .min(512)
+    .optional()
+    .describe(
+      'The model’s context window in tokens (default 8192, as `run`): a node’s prompt is trimmed to fit it with room for the answer.',
+    ),
   models: z.strictObject({ chatbot: modelRefSchema.optional() }).default({}),
   sandbox: z
     .strictObject({

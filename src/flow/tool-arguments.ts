@@ -23,8 +23,9 @@ export function argumentTexts(value: Json, at = ''): Array<{ at: string; text: s
  * Error naming the argument and the reference.
  */
 export function renderArguments(call: ToolCall, values: TemplateValues): Record<string, Json> {
+  const strict = { ...values, strict: true };
   return Object.fromEntries(
-    Object.entries(call.arguments).map(([key, value]) => [key, render(value, values, key)]),
+    Object.entries(call.arguments).map(([key, value]) => [key, render(value, strict, key)]),
   );
 }
 

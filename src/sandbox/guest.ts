@@ -234,12 +234,24 @@ const stub = (namespace, fn, awaited) => {
     throw new ErrorCtor(reply.message);
   } }[fn];
 };
+// A scope variable named as a namespace is its data for one evaluation, read through it beside its
+// functions, which come first (the AIPL state's values, aipl.ns.key, beside aipl.set). It is never
+// handed back: the namespace is read-only, so what code does to the copy stays in the evaluation.
+let namespaceData = create(null);
+const dataOf = (namespace, key) => {
+  const data = namespaceData[namespace];
+  return data !== null && typeof data === 'object' && hasOwn(data, key) ? data : undefined;
+};
 const exposed = create(null);
 for (let i = 0; i < layout.length; i++) {
   const namespace = layout[i][0], fns = layout[i][1], awaited = layout[i][2], api = {};
   exposed[namespace] = true;
   for (let j = 0; j < fns.length; j++) defineProperty(api, fns[j], { value: freeze(stub(namespace, fns[j], awaited)), enumerable: true });
-  defineProperty(g, namespace, { value: freeze(api), writable: false, enumerable: false, configurable: false });
+  const withData = new Proxy(freeze(api), {
+    get(target, key) { return hasOwn(target, key) ? target[key] : (dataOf(namespace, key) ?? target)[key]; },
+    has(target, key) { return key in target || dataOf(namespace, key) !== undefined; },
+  });
+  defineProperty(g, namespace, { value: withData, writable: false, enumerable: false, configurable: false });
 }
 
 // Only redefining a property (defineProperty and its kin) can make a global non-enumerable or an
@@ -461,8 +473,10 @@ const evaluate = (scope, source, mode, waits, readBack, named) => {
   thrown = null;
   mayWait = waits;
   const scopeNames = keys(scope);
+  namespaceData = create(null);
   for (let i = 0; i < scopeNames.length; i++) {
     const name = scopeNames[i];
+    if (exposed[name]) { namespaceData[name] = scope[name]; continue; }
     // What setup did not make and resetGlobals kept is a plain variable of the last evaluation.
     if (original[name] === undefined && hasOwn(g, name)) { assign(name, scope[name]); continue; }
     try { defineProperty(g, name, { value: scope[name], writable: true, enumerable: true, configurable: true }); }

@@ -435,12 +435,11 @@ export class Sandbox {
     }
   }
 
-  /** The variables the text mentions (but not those an exposed namespace hides). */
+  /** The variables the text mentions (one named as an exposed namespace is read through it, guest.ts). */
   #visible(scope: Record<string, unknown>, mentioned: Mentions): Record<string, unknown> {
     const names = mentioned === 'all' ? Object.keys(scope) : mentioned;
     const variables: Record<string, unknown> = {};
-    for (const name of names)
-      if (Object.hasOwn(scope, name) && !this.#host.has(name)) define(variables, name, scope[name]);
+    for (const name of names) if (Object.hasOwn(scope, name)) define(variables, name, scope[name]);
     return variables;
   }
 }

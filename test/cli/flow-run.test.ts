@@ -125,6 +125,111 @@ describe('meta-agent flow run', () => {
     expect(server.maxInFlight).toBe(6);
   });
 
+  it('trims a prompt past the model’s context by its rule, and says so, before the call', async () => {
+    const long = (word: string) => Array.from({ length: 500 }, (_, i) => `${word}${i}`).join(' ');
+    server = await startOpenAIServer({
+      reply: (body) => ({ text: question(body) === 'Plan.' ? 'the plan' : long(question(body).slice(0, 4)) }),
+    });
+    const dir = await folder({
+      'trim.flow.json': {
+        name: 'trim',
+        config: { system: 'You plan.', contextTokens: 1024 },
+        nodes: [
+          { name: 'a', prompt: 'Notes?' },
+          { name: 'b', prompt: 'More?' },
+          { name: 'c', prompt: 'Plan.', dependencies: ['a', 'b'] },
+        ],
+      },
+    });
+    const result = await flowRun(dir, ['trim.flow.json']);
+    expect(result.code).toBe(0);
+    const sent = server.chatRequests().find((body) => question(body) === 'Plan.')!.messages;
+    expect(sent[0]).toEqual({ role: 'system', content: 'You plan.' });
+    expect(sent.map((m) => m.content)).not.toContain('More?');
+    expect(String(sent.at(-2)!.content)).toMatch(/^More\d+ [\s\S]*tokens cut/);
+    expect(result.stderr).toMatch(
+      /✂ c: prompt trimmed to the 1024-token context, 3 messages dropped, 1 message cut \(\d+ → \d+ tokens\)/,
+    );
+
+    const failing = await folder({
+      'big.flow.json': {
+        name: 'big',
+        inputs: { text: {} },
+        nodes: [{ name: 'read', prompt: 'Read: $db.text$' }],
+      },
+    });
+    const before = server.chatRequests().length;
+    const failed = await flowRun(failing, [
+      'big.flow.json',
+      '-i',
+      `text=${long('w')}`,
+      '--context-tokens',
+      '1000',
+    ]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /read failed: node "read": its system messages and prompt take \d+ tokens, and its answer needs 256 more, past the model's 1000-token context/,
+    );
+    expect(server.chatRequests()).toHaveLength(before);
+  });
+
+  it('reads a database key not written yet as None, as AgentKit does, and says so', async () => {
+    server = await startOpenAIServer({ reply: (body) => ({ text: `plan after ${question(body)}` }) });
+    const dir = await folder({
+      'replan.flow.json': {
+        name: 'replan',
+        nodes: [
+          {
+            name: 'plan',
+            prompt: "Does the previous plan '$db.previous_plan$' still apply?",
+            afterQuery: { code: 'db.previous_plan = "keep going"; answer' },
+          },
+        ],
+      },
+    });
+    const first = await flowRun(dir, ['replan.flow.json', '--state', 'run.json']);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toContain('? plan: not in the database, read as None: $db.previous_plan$');
+    const second = await flowRun(dir, ['replan.flow.json', '--state', 'run.json']);
+    expect(second.stderr).not.toContain('read as None');
+    expect(server.chatRequests().map(question)).toEqual([
+      "Does the previous plan 'None' still apply?",
+      "Does the previous plan 'keep going' still apply?",
+    ]);
+  });
+
+  it('applies an edge a node adds into a node of its own step, which then waits for it, one at a time too', async () => {
+    const dir = await folder({
+      'scout.flow.json': {
+        name: 'scout',
+        nodes: [
+          {
+            name: 'scout',
+            prompt: 'Look around.',
+            afterQuery: { code: 'flow.addEdge("scout", "act"); answer' },
+          },
+          { name: 'act', prompt: 'Act.' },
+        ],
+      },
+    });
+    for (const concurrency of ['1', '2']) {
+      server = await startOpenAIServer({ reply: (body) => ({ text: `re: ${question(body)}` }) });
+      const result = await flowRun(dir, ['scout.flow.json', '--concurrency', concurrency]);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain('~ scout: add edge scout → act\n');
+      expect(result.stderr).toContain('[step 2] act');
+      const act = server.chatRequests().filter((body) => question(body) === 'Act.');
+      expect(act.at(-1)!.messages.map((m) => m.content)).toEqual([
+        'Look around.',
+        're: Look around.',
+        'Act.',
+      ]);
+      if (concurrency === '1') expect(act).toHaveLength(1);
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it('asks one node at a time with --concurrency 1', async () => {
     server = await startOpenAIServer({ latencyMs: 50, reply: (body) => ({ text: `re: ${question(body)}` }) });
     const dir = await folder({ 'chain.flow.json': chain });

@@ -99,18 +99,33 @@ describe('what a node is asked', () => {
         { role: 'user', content: 'B?' },
       ],
       outputs: new Map([['a', 'answer a']]),
+      unset: [],
+    });
+  });
+
+  it('reads a database value that is not there as None, as AgentKit does, and lists the references', () => {
+    const request = nodeRequest(chain, baseStructure(chain), passOf(), 'a', {});
+    expect(request).toMatchObject({
+      ok: true,
+      prompt: 'A about None?',
+      messages: [
+        { role: 'system', content: 'You answer about None.' },
+        { role: 'user', content: 'A about None?' },
+      ],
+      unset: ['$db.topic$'],
     });
   });
 
   it('fails a node whose prompt cannot be made, saying why', () => {
-    const request = nodeRequest(chain, baseStructure(chain), passOf(), 'a', {});
+    const flow = flowOf([{ name: 'a', prompt: 'A?' }, { name: 'b', prompt: 'After $out.a$?' }]);
+    const request = nodeRequest(flow, baseStructure(flow), passOf(), 'b', {});
     expect(request).toEqual({
       ok: false,
       result: {
         status: 'failed',
         tokens: 0,
         attempts: 0,
-        detail: 'its prompt: $db.topic$: the database has no "topic"',
+        detail: 'its prompt: $out.a$ names "a", which is not a dependency of this node',
       },
     });
   });
@@ -222,7 +237,7 @@ describe('what a step commits', () => {
 
   it('makes one node’s changes together, or refuses them all with the reason', () => {
     const structure: PassStructure = baseStructure(chain);
-    const limits = changeLimits(newFlowRunState(chain), () => false);
+    const limits = changeLimits(newFlowRunState(chain), () => undefined);
     const made = commitChanges(structure, [{ op: 'add-edge', from: 'd', to: 'b' }], limits);
     expect(made.ok && made.structure.dependencies.get('b')).toEqual(['a', 'd']);
     const refused = commitChanges(

@@ -233,7 +233,7 @@ describe('a flow pass', () => {
     expect(second.calls.map((c) => c.node)).toEqual(['gate', 'act']);
   });
 
-  it('refuses changes to nodes already evaluated or running in the pass, telling the code why', async () => {
+  it('refuses changes to a node that ran in an earlier step, telling the code which step', async () => {
     const flow = flowOf([
       { name: 'first', prompt: 'a' },
       {
@@ -247,9 +247,52 @@ describe('a flow pass', () => {
     ]);
     const { state, events } = await pass(flow);
     expect(state.database.refused).toBe(
-      'flow: add edge second → first refused: "first" was already evaluated in this pass; its inputs cannot change',
+      'flow: add edge second → first refused: "first" already ran in step 1 of this pass; its inputs cannot change',
     );
     expect(events).toContainEqual(expect.objectContaining({ type: 'flow.changed', applied: false }));
+  });
+
+  it('lets a node add an edge into a node of its own step that comes later, which then waits for it', async () => {
+    const flow = flowOf([
+      { name: 'scout', prompt: 'Look around.', afterQuery: { code: 'flow.addEdge("scout", "act"); answer' } },
+      { name: 'act', prompt: 'Act.' },
+    ]);
+    for (const concurrency of [1, 2]) {
+      const { report, calls, events } = await pass(flow, { concurrency });
+      expect(report.complete).toBe(true);
+      expect(report.changes).toEqual([{ by: 'scout', change: 'add edge scout → act', applied: true }]);
+      expect(report.results.scout!.attempts).toBe(1);
+      const act = calls.filter((c) => c.node === 'act').at(-1)!;
+      expect(act.messages.map((m) => m.content)).toEqual(['Look around.', 'answer of scout', 'Act.']);
+      expect(
+        events.filter((e) => e.type === 'flow.step').map((e) => e.type === 'flow.step' && e.nodes),
+      ).toEqual([['scout', 'act'], ['act']]);
+      // One at a time, act is not asked before it waits; at once, its early answer is set aside.
+      if (concurrency === 1) expect(calls.map((c) => c.node)).toEqual(['scout', 'act']);
+    }
+  });
+
+  it('refuses an edge into a node that ran before, saying which node ran when', async () => {
+    const flow = flowOf([
+      { name: 'act', prompt: 'Act.' },
+      { name: 'wait', prompt: 'Wait.', dependencies: ['act'] },
+      {
+        name: 'scout',
+        prompt: 'Look around.',
+        afterQuery: {
+          code: 'for (const to of ["act", "scout", "wait"]) try { flow.addEdge("scout", to); } catch (e) { db[to] = e.message; } answer',
+        },
+      },
+    ]);
+    const { state, report } = await pass(flow, { concurrency: 1 });
+    expect(state.database.act).toBe(
+      'flow: add edge scout → act refused: "act" runs in step 1 too, before "scout" in the flow\'s order; its inputs cannot change',
+    );
+    expect(state.database.scout).toBe(
+      'flow: add edge scout → scout refused: "scout" is running now; its inputs cannot change',
+    );
+    expect(state.database.wait).toBeUndefined();
+    expect(report.complete).toBe(true);
   });
 
   it('refuses an edge that would close a cycle, naming the cycle', async () => {

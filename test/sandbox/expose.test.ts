@@ -105,6 +105,19 @@ describe('host functions exposed to the sandbox', () => {
     expect(result.scope).toEqual({ self: 'a variable', result: 'function' });
   });
 
+  it('reads an object variable of a namespace’s name through it, its functions first, never handing it back', async () => {
+    sandbox.expose('store', { ping: () => 'pong', shadow: () => 'function' });
+    const code =
+      'store.user.name = "changed"; result = [store.user.name, store.ping(), typeof store.shadow, "user" in store]';
+    const scope = { store: { user: { name: 'Dana' }, shadow: 'data' } };
+    const result = await sandbox.runCode(code, scope, where);
+    expect(result.scope).toEqual({ ...scope, result: ['changed', 'pong', 'function', true] });
+    expect(await sandbox.evaluate('store.user === undefined && "user" in store === false', {}, where)).toBe(
+      true,
+    );
+    sandbox.unexpose('store');
+  });
+
   it('stops offering a namespace after unexpose', async () => {
     sandbox.expose('temp', { ping: () => 'pong' });
     expect(await sandbox.evaluate('temp.ping()', {}, where)).toBe('pong');

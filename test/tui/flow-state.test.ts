@@ -47,6 +47,18 @@ describe('reduceFlowView', () => {
     ]);
   });
 
+  it('notes a prompt trimmed to the context and references read as None on the node’s line', () => {
+    const view = fold([
+      STARTED,
+      { type: 'flow.unset', node: 'draft', references: ['$db.plan$', '$db.x\u001b[2J$'] },
+      { type: 'flow.trimmed', node: 'draft', dropped: 2, cut: 1, from: 6120, to: 3050, contextTokens: 4096 },
+      { type: 'flow.node', node: 'draft', status: 'done', output: 'x', tokens: 100, attempt: 1 },
+    ]);
+    expect(statusText(node(view, 'draft'))).toBe(
+      'done · 100 tokens · read as None: $db.plan$, $db.x$ · prompt trimmed to the 4096-token context (6120 → 3050 tokens)',
+    );
+  });
+
   it('shows the progress a running tool node’s server reports, as text made safe', () => {
     const view = fold([
       STARTED,
@@ -362,6 +374,7 @@ describe('nodeRows', () => {
       temporary: false,
       earlier: false,
       wrote: [],
+      notes: [],
       live: status === 'running' ? 'line one\nline two\nline three' : '',
       streamed: '',
     }));

@@ -21,6 +21,8 @@ export interface ChatOptions extends ModelOptionValues, GoalLoopOptionValues {
   userName?: string;
   selfReferential?: boolean;
   database?: string;
+  /** `--aipl-set ns.key=value`: AIPL values stored before the conversation goes on. */
+  aiplSet?: [string, string][];
 }
 
 /** Opens the graph at `path` and holds the conversation, in the terminal UI or line by line. */
@@ -37,6 +39,7 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
     });
     try {
       const session = openSession(agent, options, opened.inDatabase);
+      if (options.aiplSet) await session.setAipl(options.aiplSet);
       const stopTrace = options.trace === undefined ? undefined : traceTo(agent.bus, options.trace);
       try {
         await converse(agent, session, options);

@@ -26,6 +26,7 @@ import { traceTo } from '../trace-option.js';
 export interface FlowRunOptions extends ModelOptionValues, McpOptionValues {
   input: Record<string, string>;
   concurrency?: number;
+  contextTokens?: number;
   state?: string;
   json?: boolean;
   trace?: string;
@@ -106,6 +107,7 @@ async function runPass(
           saved,
           inputs: options.input,
           ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+          ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
           models: options,
           db: opened.db,
           database: options.database,
@@ -121,6 +123,7 @@ async function runPass(
             model,
             events: bus,
             ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+            ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
             ...(options.state !== undefined && { keptAt: { store: flowRuns, key: options.state } }),
             signal: stop,
             ...(mcp && { mcp }),

@@ -4,7 +4,8 @@
  * reply one output line (or, with --json, the event stream). `--state FILE` saves the conversation after
  * every reply and resumes it in a later run.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { STATE_NAME } from '../../aipl/names.js';
 import type { ChatOptions } from '../actions/chat.js';
 import {
   DATABASE_OPTION_HELP,
@@ -35,6 +36,8 @@ Examples:
   # let the agent rewrite its own graph; list its versions afterwards
   $ meta-agent chat editor.autogram.json --self-referential --state editor.state.json
   $ meta-agent history editor.state.json
+  # an AIPL graph: store a value its template reads, then go on with the conversation
+  $ meta-agent chat sales.autogram.json --state sale.json --aipl-set environment.dangers="a storm"
 
 Without a terminal (or with --no-tui), the agent speaks first when the graph starts with a chat node,
 blank input lines are skipped, and the conversation ends at a quit transition or the end of the input.
@@ -45,11 +48,23 @@ sees the last exchange, temperature 0.7); export it with --format json to change
 before the reply is shown, so a failed or interrupted run keeps every reply you saw. In the terminal UI,
 q quits (exit 0) and Ctrl+C interrupts (exit 130); either way the state is saved.
 With a database, --state NAME names the conversation there: any machine on that database continues it.
+--aipl-set ns.key=value stores a value in an AIPL graph's state (config.aipl) before the conversation
+goes on, as a code node's aipl.set("ns.key", value) does: at the end of the log, "set by the user",
+told as an update; with --state it stays for the rest of the conversation.
 ${GOAL_LOOP_OPTIONS_HELP}
 ${MCP_OPTION_HELP}
 ${SANDBOX_LIMITS_HELP}
 ${MODEL_OPTIONS_HELP}
 ${DATABASE_OPTION_HELP}`;
+
+/** `ns.key=value` appended to the values given so far. */
+function aiplPair(pair: string, previous: [string, string][] | undefined): [string, string][] {
+  const at = pair.indexOf('=');
+  const name = at < 0 ? '' : pair.slice(0, at).trim();
+  if (!STATE_NAME.test(name))
+    throw new InvalidArgumentError('expected ns.key=value, e.g. --aipl-set environment.dangers="a storm"');
+  return [...(previous ?? []), [name, pair.slice(at + 1)]];
+}
 
 /** Registers `chat`. */
 export function register(program: Command): void {
@@ -66,7 +81,12 @@ export function register(program: Command): void {
     .option('--no-tui', 'read replies line by line even in a terminal')
     .option('--start <node>', 'start at NODE instead of the graph’s start node (new conversations only)')
     .option('--agent-name <name>', 'the agent’s name in prompts (overrides config.agentName)')
-    .option('--user-name <name>', 'the user’s name in prompts (overrides config.userName)');
+    .option('--user-name <name>', 'the user’s name in prompts (overrides config.userName)')
+    .option(
+      '--aipl-set <ns.key=value>',
+      'store an AIPL value before the conversation goes on (repeatable; AIPL graphs)',
+      aiplPair,
+    );
   addDatabaseOption(addModelOptions(addGoalLoopOptions(addSelfReferentialOption(command))))
     .addHelpText('after', EXAMPLES)
     .action(async (path: string, options: ChatOptions) => {

@@ -37,6 +37,17 @@ A pass runs in steps: every node whose dependencies have answered is asked in th
 change is applied when the step ends, in the flow's order. So concurrency changes the time a pass takes,
 never its results. A node whose dependency failed is reported "skipped: upstream failed (NODE)".
 
+A $db.key$ the database has no value for (a key an after-query step writes later) reads as None, as in
+AgentKit, and the pass says so ("? NODE: not in the database, read as None: $db.key$"); in a tool
+node's arguments it fails the node.
+
+A node's prompt is trimmed to fit the model's context (--context-tokens, config.contextTokens, default
+8192) with room for the answer (config.generation.maxTokens, else a quarter of the context up to 2048):
+its system messages and its own prompt (the last message) are kept whole; the messages between them
+(dependencies' turns, history, knowledge) are dropped oldest first, the last to go cut in the middle
+when that is enough. The trim is reported ("✂ NODE: prompt trimmed …", a flow.trimmed event). When the
+kept messages alone do not fit, the node fails without a call, naming its tokens and the context.
+
 With --state, the run is saved after every step: Ctrl+C or a crash loses at most the step in progress,
 and running the same command again finishes that pass. A finished pass leaves the database and every
 node's last output for the next one (a node an after-query step skips reuses its last output).
@@ -76,6 +87,11 @@ export function register(program: Command): void {
     .option(
       '-c, --concurrency <n>',
       'how many nodes are asked at once (default: the flow’s, else every ready node up to 32; 1 = one by one)',
+      positiveInteger,
+    )
+    .option(
+      '--context-tokens <n>',
+      'the model’s context window: each node’s prompt is trimmed to fit it with room for the answer (default: the flow’s config.contextTokens, else 8192)',
       positiveInteger,
     )
     .option(

@@ -86,6 +86,7 @@ export function statusText(node: FlowNodeView, attempts?: number, stopped = fals
       break;
   }
   if (node.wrote.length > 0) parts.push(`wrote ${node.wrote.join(', ')}`);
+  parts.push(...node.notes);
   if (node.earlier && node.status !== 'pending') parts.push('before the resume');
   return parts.join(' · ');
 }

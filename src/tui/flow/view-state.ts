@@ -42,6 +42,8 @@ export interface FlowNodeView {
   tokens?: number;
   /** Database keys its after-query step wrote. */
   wrote: string[];
+  /** What its prompt went through, safe to draw: trimmed to the context, references read as None. */
+  notes: string[];
   /** The tail of the answer streaming in, safe to draw; empty when none. */
   live: string;
   /** The raw tail `live` is made from: model output, never drawn. */
@@ -208,6 +210,21 @@ export function reduceFlowView(view: FlowView, event: AgentEvent): FlowView {
         const keys = event.keys.map(safeName);
         return { ...node, wrote: [...node.wrote.filter((key) => !keys.includes(key)), ...keys] };
       });
+    case 'flow.trimmed':
+      return withNode(view, event.node, (node) => ({
+        ...node,
+        notes: [
+          ...node.notes,
+          `prompt trimmed to the ${event.contextTokens}-token context (${event.from} → ${event.to} tokens)`,
+        ],
+      }));
+    case 'flow.unset': {
+      const references = untrusted(event.references.join(', '), DETAIL_CHARS);
+      return withNode(view, event.node, (node) => ({
+        ...node,
+        notes: [...node.notes, `read as None: ${references}`],
+      }));
+    }
     case 'model.call':
       if (!view.started || view.ended) return view;
       return { ...view, tokens: view.tokens + event.usage.promptTokens + event.usage.completionTokens };
@@ -248,6 +265,7 @@ function newNode(key: string, temporary: boolean): FlowNodeView {
     temporary,
     earlier: false,
     wrote: [],
+    notes: [],
     live: '',
     streamed: '',
   };
