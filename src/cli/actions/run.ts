@@ -52,7 +52,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
   if (!resumed) checkGoals(options.goal ?? [], interactive);
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
-  const { models } = await modelsFromOptions(options);
+  const { models, endpoints } = await modelsFromOptions(options);
   const metered = meter.meter(models);
   const { state, path } = resumed ?? (await newRun(store.goalRuns, options));
   if (metered.chatbot.answersFrom === 'rules')
@@ -61,7 +61,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const memory = await openRunMemory(state, metered, (message) => notices.say(message));
   const opened = await openRunResources(
     state,
-    { models: metered, events: bus, store },
+    { models: metered, endpoints, events: bus, store },
     options,
     memory,
     (message) => notices.say(message, 'mcp'),
