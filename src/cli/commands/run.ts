@@ -114,6 +114,7 @@ export function register(program: Command): void {
         .choices(['auto', 'json'])
         .default('auto'),
     )
+    .option('--speak', 'say each step’s speak thought aloud (the model server’s speech, or espeak-ng, say…)')
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
