@@ -1,0 +1,41 @@
+/**
+ * Doctor's search line: the provider `google` searches through (META_AGENT_SEARCH_URL), tried with one
+ * query, or that there is none and `google` is not offered.
+ */
+import { isUserError } from '../../errors.js';
+import { SEARCH_URL_VARIABLE, searchFromEnv } from '../../../tools/web-search.js';
+import type { Check } from './check.js';
+
+/** The query doctor tries: any instance finds something for it. */
+const PROBE_QUERY = 'SearXNG';
+
+export async function checkSearch(env: NodeJS.ProcessEnv = process.env): Promise<Check> {
+  let search;
+  try {
+    search = searchFromEnv(env);
+  } catch (error) {
+    if (!isUserError(error)) throw error;
+    return { status: 'fail', name: 'search', detail: error.message, ...(error.hint && { fix: error.hint }) };
+  }
+  if (!search)
+    return {
+      status: 'ok',
+      name: 'search',
+      detail: `no search provider configured (${SEARCH_URL_VARIABLE}); runs do not offer google`,
+    };
+  try {
+    const hits = await search.search(PROBE_QUERY, AbortSignal.timeout(30_000));
+    return {
+      status: hits.length > 0 ? 'ok' : 'warn',
+      name: 'search',
+      detail: `${search.provider} answered ${hits.length} result(s) for "${PROBE_QUERY}"; runs offer google`,
+    };
+  } catch (error) {
+    return {
+      status: 'fail',
+      name: 'search',
+      detail: (error as Error).message,
+      fix: `check that ${SEARCH_URL_VARIABLE} is the address of a running SearXNG instance with JSON enabled`,
+    };
+  }
+}
