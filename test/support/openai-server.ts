@@ -1,8 +1,8 @@
 /**
  * A real HTTP server on 127.0.0.1 (random port) that speaks the OpenAI protocol, for tests that must go
  * through the real openai SDK: chat completions (whole and streamed as SSE with a final usage chunk),
- * native tool calls (`tool_calls`, whole and streamed in pieces), embeddings (float and base64) and the
- * model list. Answers are programmable, every request is logged, and faults can be injected per call.
+ * native tool calls (`tool_calls`, whole and streamed in pieces), embeddings (float and base64), the
+ * model list, and, when `media` says so, images, transcription and speech. Answers are programmable, every request is logged, and faults can be injected per call.
  *
  * ```ts
  * const server = await startOpenAIServer({ answers: ['Hello!', { fault: 'rate-limit' }] });
