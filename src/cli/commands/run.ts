@@ -28,6 +28,11 @@ Examples:
   $ meta-agent run --goal "summarize notes.md into summary.md" --continuous 20 --max-steps 30 --max-cost 0.5
   # a pipe or CI: let named commands run, print one line per step
   $ meta-agent run --goal "sort data.csv by name" --allow read_file,write_to_file < /dev/null
+  # web search through your SearXNG (google), images and transcription through the model server
+  $ META_AGENT_SEARCH_URL=http://localhost:8888 meta-agent run --goal "find three tennis strings for topspin" --allow google
+  $ meta-agent run --goal "draw a logo into images/" --allow generate_image,read_audio_from_file
+  # say each step's speak thought aloud
+  $ meta-agent run --goal "plan my week in week.md" --speak
   # offline, with scripted answers (no model server)
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
   # with the tools of your MCP servers; the git server's tools run unasked
@@ -43,6 +48,16 @@ a always allows this command in this workspace, and anything else is sent to the
 Deleting a file is always asked for unless allowed (--allow delete_file or a). Ctrl+C once stops the
 countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
 nothing runs unless --yes, --continuous N or --allow says so.
+
+Search, images, audio: google (AutoGPT's, args "input") is offered when META_AGENT_SEARCH_URL names a
+SearXNG instance (its JSON API enabled); \`meta-agent doctor\` tries it. generate_image saves images/NAME.png
+and read_audio_from_file transcribes a workspace recording, both through the chatbot's OpenAI-compatible
+server and key (POST /images/generations, /audio/transcriptions; models META_AGENT_IMAGE_MODEL, default
+gpt-image-1, and META_AGENT_TRANSCRIPTION_MODEL, default whisper-1); a server without them tells the model so.
+
+Speak mode (--speak): the speak thought of each step goes to the server's POST /audio/speech
+(META_AGENT_SPEECH_MODEL, default tts-1; META_AGENT_SPEECH_VOICE, default alloy), played by aplay, paplay,
+ffplay or afplay; else to espeak-ng, espeak, say or spd-say; else the run says it is silent and goes on.
 
 Memory: each step's answer and result are kept in WORKSPACE/.meta-agent/memory/NAMESPACE (by default
 the agent's name, so its next runs recall them too) and the closest come back into the prompt. Manage it
