@@ -6,6 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closedUrl } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 import { startSearxngServer, type SearxngServer } from '../support/searxng-server.js';
+import { startBraveServer } from '../support/brave-server.js';
 
 let searxng: SearxngServer | undefined;
 afterEach(async () => {
@@ -35,9 +36,22 @@ describe('doctor: search', () => {
     );
   });
 
+  it('names Brave when only its key is set', async () => {
+    const brave = await startBraveServer('k', () => [
+      { title: 'SearXNG', url: 'https://searxng.example', description: 'a metasearch engine' },
+    ]);
+    try {
+      expect(await searchLine({ BRAVE_SEARCH_API_KEY: 'k', META_AGENT_BRAVE_SEARCH_URL: brave.url })).toBe(
+        `ok    search      Brave Search at ${new URL(brave.url).origin} answered 1 result(s) for "SearXNG"; runs offer google`,
+      );
+    } finally {
+      await brave.close();
+    }
+  });
+
   it('says google is not offered without a provider, and fails for one that does not answer', async () => {
     expect(await searchLine()).toBe(
-      'ok    search      no search provider configured (META_AGENT_SEARCH_URL); runs do not offer google',
+      'ok    search      no search provider configured (META_AGENT_SEARCH_URL or BRAVE_SEARCH_API_KEY); runs do not offer google',
     );
     const url = new URL(await closedUrl()).origin;
     expect(await searchLine({ META_AGENT_SEARCH_URL: url })).toBe(

@@ -11,13 +11,16 @@ import type { OpenAIServer, ReceivedRequest } from '../support/openai-server.js'
 import { promptText, startReplayServer, type ReplayStep } from '../support/replay-server.js';
 import { runCli, type CliResult } from '../support/run-cli.js';
 import { startSearxngServer, type SearxngServer } from '../support/searxng-server.js';
+import { startBraveServer, type BraveServer } from '../support/brave-server.js';
 
 let server: OpenAIServer | undefined;
 let searxng: SearxngServer | undefined;
+let brave: BraveServer | undefined;
 afterEach(async () => {
   await server?.close();
   await searxng?.close();
-  server = searxng = undefined;
+  await brave?.close();
+  server = searxng = brave = undefined;
 });
 
 async function workspace(files: Record<string, string | Uint8Array> = {}): Promise<string> {
@@ -90,6 +93,50 @@ describe('google', () => {
       },
     ]);
     expect(result.stdout).toContain('ended: task_complete ("href": "https://strings.example/topspin"');
+  });
+
+  it('searches Brave with the key of BRAVE_SEARCH_API_KEY, its snippets as plain text', async () => {
+    brave = await startBraveServer('brave-key', (query) => [
+      {
+        title: `<strong>${query}</strong> &amp; more`,
+        url: 'https://strings.example/brave',
+        description: 'Spin comes from <strong>shaped</strong> strings.',
+      },
+    ]);
+    server = await startReplayServer(
+      [{ name: 'google', args: { input: 'topspin' } }, completeWithWhatFollows('"href"')],
+      'json',
+    );
+    const result = await run(['--goal', 'find tennis strings', '--allow', 'google'], await workspace(), {
+      BRAVE_SEARCH_API_KEY: 'brave-key',
+      META_AGENT_BRAVE_SEARCH_URL: brave.url,
+    });
+    expect(result.code).toBe(0);
+    expect(brave.requests).toHaveLength(1);
+    expect(brave.requests[0]!.headers['x-subscription-token']).toBe('brave-key');
+    expect(brave.requests[0]!.query.get('q')).toBe('topspin');
+    const second = chatPrompts()[1]!;
+    expect(second).toContain(`1 results from Brave Search at ${new URL(brave.url).origin}`);
+    expect(second).toContain('"title": "topspin & more"');
+    expect(second).toContain('"body": "Spin comes from shaped strings."');
+    // The key is the search provider's, never the model's.
+    expect(chatPrompts().join('\n')).not.toContain('brave-key');
+  });
+
+  it('tells the model in one line when Brave refuses the key', async () => {
+    brave = await startBraveServer('brave-key', () => []);
+    server = await startReplayServer(
+      [{ name: 'google', args: { input: 'anything' } }, completeWithWhatFollows('Command google failed')],
+      'json',
+    );
+    const result = await run(['--goal', 'search', '--yes'], await workspace(), {
+      BRAVE_SEARCH_API_KEY: 'wrong',
+      META_AGENT_BRAVE_SEARCH_URL: brave.url,
+    });
+    expect(result.code).toBe(0);
+    expect(chatPrompts()[1]).toContain(
+      `Error: Brave Search at ${new URL(brave.url).origin} refused the key in BRAVE_SEARCH_API_KEY (HTTP 422: The provided subscription token is invalid.)`,
+    );
   });
 
   it('is not offered without a search provider, and a bad META_AGENT_SEARCH_URL is a user error', async () => {

@@ -35,8 +35,8 @@ and says what the first use will fetch (a warning, not a failure).
 Each MCP server of --mcp-config (else CONFIG_DIR/mcp.json) is started, listed and stopped; one that
 fails is a failed check, with why (it exited, never answered, wrote what is not MCP).
 
-The search provider of run's google command (META_AGENT_SEARCH_URL, a SearXNG instance) is named and
-asked one query; without one, runs do not offer google.
+The search provider of run's google command (META_AGENT_SEARCH_URL, a SearXNG instance, or Brave with
+BRAVE_SEARCH_API_KEY) is named and asked one query; without one, runs do not offer google.
 
 Exit status: 0 no check failed (warnings allowed), 1 a check failed, 2 no model is configured, or
 META_AGENT_TIMEOUT_MS is not a number.

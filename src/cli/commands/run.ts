@@ -50,7 +50,8 @@ countdown and asks before the next command; twice saves the run and exits (130).
 nothing runs unless --yes, --continuous N or --allow says so.
 
 Search, images, audio: google (AutoGPT's, args "input") is offered when META_AGENT_SEARCH_URL names a
-SearXNG instance (its JSON API enabled); \`meta-agent doctor\` tries it. generate_image saves images/NAME.png
+SearXNG instance (its JSON API enabled), or BRAVE_SEARCH_API_KEY holds a Brave Search API key;
+\`meta-agent doctor\` tries it. generate_image saves images/NAME.png
 and read_audio_from_file transcribes a workspace recording, both through the chatbot's OpenAI-compatible
 server and key (POST /images/generations, /audio/transcriptions; models META_AGENT_IMAGE_MODEL, default
 gpt-image-1, and META_AGENT_TRANSCRIPTION_MODEL, default whisper-1); a server without them tells the model so.

@@ -1,9 +1,10 @@
 /**
- * Doctor's search line: the provider `google` searches through (META_AGENT_SEARCH_URL), tried with one
- * query, or that there is none and `google` is not offered.
+ * Doctor's search line: the provider `google` searches through (a SearXNG at META_AGENT_SEARCH_URL, or
+ * Brave with BRAVE_SEARCH_API_KEY), tried with one query, or that there is none and `google` is not
+ * offered.
  */
 import { isUserError } from '../../errors.js';
-import { SEARCH_URL_VARIABLE, searchFromEnv } from '../../../tools/web-search.js';
+import { BRAVE_KEY_VARIABLE, SEARCH_URL_VARIABLE, searchFromEnv } from '../../../tools/web-search.js';
 import type { Check } from './check.js';
 
 /** The query doctor tries: any instance finds something for it. */
@@ -21,7 +22,7 @@ export async function checkSearch(env: NodeJS.ProcessEnv = process.env): Promise
     return {
       status: 'ok',
       name: 'search',
-      detail: `no search provider configured (${SEARCH_URL_VARIABLE}); runs do not offer google`,
+      detail: `no search provider configured (${SEARCH_URL_VARIABLE} or ${BRAVE_KEY_VARIABLE}); runs do not offer google`,
     };
   try {
     const hits = await search.search(PROBE_QUERY, AbortSignal.timeout(30_000));
@@ -35,7 +36,9 @@ export async function checkSearch(env: NodeJS.ProcessEnv = process.env): Promise
       status: 'fail',
       name: 'search',
       detail: (error as Error).message,
-      fix: `check that ${SEARCH_URL_VARIABLE} is the address of a running SearXNG instance with JSON enabled`,
+      fix: search.provider.startsWith('SearXNG')
+        ? `check that ${SEARCH_URL_VARIABLE} is the address of a running SearXNG instance with JSON enabled`
+        : `check the key in ${BRAVE_KEY_VARIABLE} and its plan at https://api-dashboard.search.brave.com`,
     };
   }
 }
