@@ -155,8 +155,11 @@ export type GoalEvent =
   | ({ type: 'goal.spend' } & GoalSpend)
   | ({ type: 'goal.ended'; reason: GoalEndReason; detail: string } & GoalSpend);
 
-/** What a run warns about: a loop, a budget, a resumed step, or its long-term memory. */
-export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory' | 'mcp';
+/**
+ * What a run warns about: a loop, a budget, a resumed step, its long-term memory, an MCP server, or its
+ * voice (speak mode).
+ */
+export type GoalWarningKind = 'loop' | 'budget' | 'resume' | 'memory' | 'mcp' | 'speech';
 
 /**
  * Where a flow node stands in a pass: asking the model (`running`, `retry` after an answer its

@@ -22,8 +22,10 @@ export interface WorkspaceFiles {
   /** The absolute, real path of the root. */
   readonly root: string;
   read(file: string): Promise<string>;
+  /** The bytes of a file, text or not, refused past `maxBytes`. */
+  readBytes(file: string, maxBytes: number): Promise<Uint8Array>;
   /** Replaces (or creates) the file atomically, creating its folders. */
-  write(file: string, text: string): Promise<void>;
+  write(file: string, data: string | Uint8Array): Promise<void>;
   append(file: string, text: string): Promise<void>;
   remove(file: string): Promise<void>;
   /** Files under `directory` (recursively), as paths relative to the root, sorted. */
@@ -48,6 +50,29 @@ export interface WebPage {
 
 export interface WebAccess {
   fetchPage(url: string, signal: AbortSignal): Promise<WebPage>;
+}
+
+/** One web search result, as AutoGPT's `google` lists it. */
+export interface SearchHit {
+  title: string;
+  href: string;
+  body: string;
+}
+
+/** Web search through the provider the user configured (web-search.ts). */
+export interface WebSearch {
+  /** The provider, as the prompt and `doctor` name it (`SearXNG at http://localhost:8888`). */
+  readonly provider: string;
+  search(query: string, signal: AbortSignal): Promise<SearchHit[]>;
+}
+
+/**
+ * Images and transcription through the run's OpenAI-compatible server (src/llm/media.ts); each
+ * failure is an Error whose one-line message is for the model.
+ */
+export interface MediaEndpoints {
+  generateImage(prompt: string, signal: AbortSignal): Promise<{ bytes: Uint8Array; extension: string }>;
+  transcribe(audio: Uint8Array, fileName: string, signal: AbortSignal): Promise<string>;
 }
 
 /** Asks the run's chatbot one question (a browse summary, a sub-task); the call is metered like any other. */
@@ -90,6 +115,8 @@ export interface CommandResources {
   workspace: WorkspaceFiles;
   code: CodeRunner;
   web: WebAccess;
+  search: WebSearch;
+  media: MediaEndpoints;
   ask: AskModel;
   memory: LongTermMemory;
   agents: SubAgents;

@@ -10,9 +10,12 @@ import { deleteAgent } from './delete-agent.js';
 import { deleteFile } from './delete-file.js';
 import { doNothing } from './do-nothing.js';
 import { evaluateCode } from './evaluate-code.js';
+import { generateImage } from './generate-image.js';
+import { google } from './google.js';
 import { listAgents } from './list-agents.js';
 import { memoryAdd } from './memory-add.js';
 import { messageAgent } from './message-agent.js';
+import { readAudioFromFile } from './read-audio-from-file.js';
 import { readFile } from './read-file.js';
 import { CommandRegistry } from './registry.js';
 import { searchFiles } from './search-files.js';
@@ -21,6 +24,7 @@ import { taskComplete } from './task-complete.js';
 import { writeToFile } from './write-to-file.js';
 
 export const COMMANDS: readonly Command[] = [
+  google,
   browseWebsite,
   startAgent,
   messageAgent,
@@ -32,6 +36,8 @@ export const COMMANDS: readonly Command[] = [
   deleteFile,
   searchFiles,
   evaluateCode,
+  generateImage,
+  readAudioFromFile,
   callAutogram,
   memoryAdd,
   doNothing,

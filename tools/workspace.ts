@@ -80,22 +80,31 @@ export class Workspace implements WorkspaceFiles {
   }
 
   /** The text of a file, up to MAX_READ_BYTES; folders, binary files and devices are refused. */
-  read(file: string): Promise<string> {
-    return this.#act('read', file, { follow: true }, async (place) => {
-      this.#mustBeFile('read', place);
+  async read(file: string): Promise<string> {
+    const data = await this.#readData('read', file, MAX_READ_BYTES);
+    if (data.includes(0)) throw failure('read', workspacePath(file), 'it is a binary file, not text');
+    return data.toString('utf8');
+  }
+
+  /** The bytes of a file (an image, a recording), up to `maxBytes`; folders and devices are refused. */
+  readBytes(file: string, maxBytes: number): Promise<Uint8Array> {
+    return this.#readData('read', file, maxBytes);
+  }
+
+  #readData(action: Action, file: string, maxBytes: number): Promise<Buffer> {
+    return this.#act(action, file, { follow: true }, async (place) => {
+      this.#mustBeFile(action, place);
       const handle = await open(place.real, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK);
       try {
         const stats = await handle.stat();
-        this.#mustBeFile('read', { ...place, stats });
-        if (stats.size > MAX_READ_BYTES)
+        this.#mustBeFile(action, { ...place, stats });
+        if (stats.size > maxBytes)
           throw failure(
-            'read',
+            action,
             place.relative,
-            `it is ${sizeOf(stats.size)}, and files over 1 MiB cannot be read`,
+            `it is ${sizeOf(stats.size)}, and files over ${describeMiB(maxBytes)} cannot be read`,
           );
-        const data = await handle.readFile();
-        if (data.includes(0)) throw failure('read', place.relative, 'it is a binary file, not text');
-        return data.toString('utf8');
+        return await handle.readFile();
       } finally {
         await handle.close();
       }
@@ -106,11 +115,11 @@ export class Workspace implements WorkspaceFiles {
    * Replaces (or creates) a file, creating its folders: the text goes to a temporary file beside it,
    * renamed over it, so the file is never half written. A symlink (inside) keeps pointing at the file.
    */
-  write(file: string, text: string): Promise<void> {
+  write(file: string, data: string | Uint8Array): Promise<void> {
     return this.#act('write', file, { follow: true }, async (place) => {
       if (place.stats) this.#mustBeFile('write', place);
       await mkdir(dirname(place.real), { recursive: true });
-      await replace(place.real, place.stats, (handle) => handle.writeFile(text));
+      await replace(place.real, place.stats, (handle) => handle.writeFile(data));
     });
   }
 
@@ -382,5 +391,12 @@ function ifMissing(error: unknown): undefined {
 }
 
 function sizeOf(bytes: number): string {
-  return `${describeBytes(bytes)} (${(bytes / MAX_READ_BYTES).toFixed(1)} MiB)`;
+  return `${describeBytes(bytes)} (${(bytes / MIB).toFixed(1)} MiB)`;
+}
+
+const MIB = 1024 * 1024;
+
+/** "1 MiB", "25 MiB", "0.5 MiB". */
+function describeMiB(bytes: number): string {
+  return `${Number((bytes / MIB).toFixed(1))} MiB`;
 }

@@ -1,14 +1,14 @@
 /**
  * What a goal-loop run works with, assembled once for every way a run starts (`meta-agent run`, and a
  * `goal_loop` node of an autogram): the workspace jail, the sandbox for evaluate_code, sub-agents,
- * browsing when allowed, memory when there is one and the user's MCP servers when they have some; then
+ * browsing when allowed, web search and the model server's media endpoints when there are some, memory when there is one and the user's MCP servers when they have some; then
  * the commands those make possible.
  */
 import type { EventBus } from '../events.js';
 import type { ModelSet } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';
 import type { Command } from '../../tools/command.js';
-import type { CommandResources, LongTermMemory } from '../../tools/command.js';
+import type { CommandResources, LongTermMemory, MediaEndpoints, WebSearch } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
 import { mcpCommands } from '../../tools/mcp-commands.js';
 import { CommandRegistry } from '../../tools/registry.js';
@@ -27,6 +27,10 @@ export interface ResourceOptions {
   /** Hosts browse_website may fetch; none: the command is not offered. */
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
+  /** The search provider the user configured; none: `google` is not offered. */
+  search?: WebSearch;
+  /** The model server's images and transcription endpoints; none: their commands are not offered. */
+  media?: MediaEndpoints;
   memory?: LongTermMemory;
   /** How sub-agents are opened and designed (src/agent lends it); none: the run offers no sub-agents. */
   subAgents?: SubAgentsLent;
@@ -74,13 +78,17 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
         allowPrivate: options.allowPrivateNetwork ?? false,
       }),
     }),
+    ...(options.search && { search: options.search }),
+    ...(options.media && { media: options.media }),
     ...(options.memory && { memory: options.memory }),
   };
   const mcp = options.mcp && (await mcpCommandsOf(options.mcp, options.onNotice ?? (() => undefined)));
   const lines = [
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
+    ...(resources.search ? [`Internet access for searches (${resources.search.provider}).`] : []),
     ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),
+    ...(resources.media ? ['Image generation and audio transcription through the model server.'] : []),
     ...(agents
       ? ['Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.']
       : []),

@@ -8,10 +8,13 @@ import { openGoalResources, type GoalResources } from '../autonomous/resources.j
 import type { RunState } from '../autonomous/run-state.js';
 import { InvalidFileError } from '../errors.js';
 import type { EventBus } from '../events.js';
+import type { ResolvedEndpoints } from '../llm/config.js';
+import { mediaFor } from '../llm/media.js';
 import type { ModelSet } from '../llm/types.js';
 import { mcpServersFor } from './mcp-setup.js';
 import type { Store } from '../store/store.js';
 import type { LongTermMemory } from '../../tools/command.js';
+import { searchFromEnv } from '../../tools/web-search.js';
 import type { Memory } from '../../memory/memory.js';
 
 /** What the user let a run do beyond its workspace: the flags of `meta-agent run`. */
@@ -56,17 +59,20 @@ export async function openRunMemory(
 }
 
 /**
- * The run's workspace, sandbox, sub-agents (brought back with their conversations when resumed) and MCP
- * tools. A sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's
+ * The run's workspace, sandbox, sub-agents (brought back with their conversations when resumed), MCP
+ * tools, the search provider of the environment (META_AGENT_SEARCH_URL) and the media endpoints of the
+ * chatbot's server (`endpoints`: where the models resolved). A sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's
  * commands may. `say` is told what the run goes without (an MCP server that did not start).
  */
 export async function openRunResources(
   state: RunState,
-  world: { models: ModelSet; events: EventBus; store: Store },
+  world: { models: ModelSet; endpoints: ResolvedEndpoints; events: EventBus; store: Store },
   grants: RunGrants,
   memory: LongTermMemory | undefined,
   say: (message: string) => void,
 ): Promise<GoalResources> {
+  const search = searchFromEnv();
+  const media = mediaFor(world.endpoints.chatbot);
   const mcp = await mcpServersFor(grants);
   const goalLoop = {
     workspace: state.workspace,
@@ -81,6 +87,8 @@ export async function openRunResources(
       events: world.events,
       ...(subAgents && { subAgents }),
       ...(memory && { memory }),
+      ...(search && { search }),
+      ...(media && { media }),
       ...(grants.allowWeb && { allowWeb: grants.allowWeb }),
       ...(grants.allowPrivateNetwork && { allowPrivateNetwork: true }),
       ...(state.agents !== undefined && { agents: state.agents }),

@@ -98,7 +98,7 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
   if (state.ended) return state.ended;
   const front = fronts.get(state.id);
   const events = front?.events ?? new EventBus();
-  const { models } = await modelsFromOptions(input.models);
+  const { models, endpoints } = await modelsFromOptions(input.models);
   const metered = new UsageMeter(events).meter(models);
   const memory = await openRunMemory(
     state,
@@ -109,7 +109,7 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
   try {
     const opened = await openRunResources(
       state,
-      { models: metered, events, store },
+      { models: metered, endpoints, events, store },
       input.grants,
       memory,
       (message) => events.emit({ type: 'goal.warning', step: state.used.steps, kind: 'mcp', message }),

@@ -53,6 +53,8 @@ export interface RunOptions extends ModelOptionValues {
   queue?: boolean;
   /** The MCP servers whose tools the run offers (default: the user's mcp.json). */
   mcpConfig?: string;
+  /** Say each step's speak thought aloud. */
+  speak?: boolean;
 }
 
 /** Steps a new run may take unless --max-steps says otherwise. */

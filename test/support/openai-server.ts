@@ -1,8 +1,8 @@
 /**
  * A real HTTP server on 127.0.0.1 (random port) that speaks the OpenAI protocol, for tests that must go
  * through the real openai SDK: chat completions (whole and streamed as SSE with a final usage chunk),
- * native tool calls (`tool_calls`, whole and streamed in pieces), embeddings (float and base64) and the
- * model list. Answers are programmable, every request is logged, and faults can be injected per call.
+ * native tool calls (`tool_calls`, whole and streamed in pieces), embeddings (float and base64), the
+ * model list, and, when `media` says so, images, transcription and speech. Answers are programmable, every request is logged, and faults can be injected per call.
  *
  * ```ts
  * const server = await startOpenAIServer({ answers: ['Hello!', { fault: 'rate-limit' }] });
@@ -153,6 +153,8 @@ export interface ReceivedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON body (undefined for GET or an unparsable body). */
   body: unknown;
+  /** The body's bytes as sent (a multipart upload's, say). */
+  raw: Buffer;
   /** Requests being handled when this one arrived, itself included. */
   inFlight: number;
   /**
@@ -205,6 +207,12 @@ export interface OpenAIServerOptions {
   embeddingDimensions?: number;
   /** Injected before embedding requests, consumed in order. */
   embeddingFaults?: Fault[];
+  /**
+   * The media endpoints it serves; one left out answers 404, as a server without it does: `image` is
+   * sent base64 (`b64_json`) to POST /v1/images/generations, `transcript` to POST
+   * /v1/audio/transcriptions (multipart: see `raw`), `speech` as audio/wav to POST /v1/audio/speech.
+   */
+  media?: { image?: Uint8Array; transcript?: string; speech?: Uint8Array };
 }
 
 /** A running test server. */
@@ -263,12 +271,13 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
 
   async function handle(req: IncomingMessage, res: ServerResponse, round: number): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const text = await readBody(req);
+    const raw = await readBody(req);
     const received: ReceivedRequest = {
       method: req.method ?? 'GET',
       path,
       headers: req.headers,
-      body: parseJson(text),
+      body: parseJson(raw.toString('utf8')),
+      raw,
       inFlight,
       round,
     };
@@ -290,6 +299,20 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     }
     if (req.method === 'POST' && path === '/v1/embeddings') {
       return embeddings(received, res);
+    }
+    const media = options.media;
+    if (req.method === 'POST' && path === '/v1/images/generations' && media?.image) {
+      return sendJson(res, 200, {
+        created: 0,
+        data: [{ b64_json: Buffer.from(media.image).toString('base64') }],
+      });
+    }
+    if (req.method === 'POST' && path === '/v1/audio/transcriptions' && media?.transcript !== undefined) {
+      return sendJson(res, 200, { text: media.transcript });
+    }
+    if (req.method === 'POST' && path === '/v1/audio/speech' && media?.speech) {
+      res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': media.speech.byteLength });
+      return void res.end(media.speech);
     }
     sendError(res, 404, `no route for ${req.method} ${path}`, 'not_found');
   }
@@ -759,10 +782,10 @@ function toBase64(vector: number[]): string {
   return Buffer.from(new Float32Array(vector).buffer).toString('base64');
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function parseJson(text: string): unknown {

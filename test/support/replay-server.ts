@@ -5,7 +5,7 @@
  * prompt for tasks whose answer depends on what the run read (a sorted CSV, a fact to remember): that
  * is the model's part, played by the test. Answers come in the seed's JSON, or as native tool calls.
  */
-import type { ChatAnswer, ChatRequestBody, OpenAIServer } from './openai-server.js';
+import type { ChatAnswer, ChatRequestBody, OpenAIServer, OpenAIServerOptions } from './openai-server.js';
 import { startOpenAIServer } from './openai-server.js';
 
 export type ReplayStep =
@@ -14,14 +14,15 @@ export type ReplayStep =
 
 export type AnswerShape = 'json' | 'tools';
 
-/** Starts a server replaying `steps`; past the end it repeats the last. */
+/** Starts a server replaying `steps`; past the end it repeats the last. It serves `media` as given. */
 export function startReplayServer(
   steps: readonly ReplayStep[],
   shape: AnswerShape,
-  options: { latencyMs?: number } = {},
+  options: Pick<OpenAIServerOptions, 'latencyMs' | 'media'> = {},
 ): Promise<OpenAIServer> {
   return startOpenAIServer({
     ...(options.latencyMs !== undefined && { latencyMs: options.latencyMs }),
+    ...(options.media && { media: options.media }),
     reply: (body) => {
       const step = steps[Math.min(stepsTaken(body), steps.length - 1)]!;
       const command = typeof step === 'function' ? step(promptText(body)) : step;

@@ -35,6 +35,7 @@ function folderWorkspace(root: string): WorkspaceFiles {
   return {
     root,
     read: async (file) => readFile(inside(file), 'utf8'),
+    readBytes: async (file) => readFile(inside(file)),
     write: async (file, text) => {
       const path = inside(file);
       await mkdir(dirname(path), { recursive: true });

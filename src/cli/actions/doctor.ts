@@ -14,6 +14,7 @@ import { checkLocalModels } from '../doctor/local-checks.js';
 import type { Listings } from '../doctor/endpoint-checks.js';
 import { listingWait } from '../doctor/listing-wait.js';
 import { checkMcpServers } from '../doctor/mcp-checks.js';
+import { checkSearch } from '../doctor/search-check.js';
 import type { ListingWait } from '../doctor/listing-wait.js';
 import { resolveSetup } from '../doctor/model-setup.js';
 import { checkGraphviz, checkNode, checkSandbox } from '../doctor/system-checks.js';
@@ -33,6 +34,7 @@ export async function runDoctor(options: ModelOptionValues & McpOptionValues): P
   report(await checkGraphviz());
   const configured = await checkModels(options, report);
   await checkMcpServers(options, report);
+  report(await checkSearch());
   const failed = checks.some((check) => check.status === 'fail');
   process.exitCode = configured ? (failed ? 1 : 0) : 2;
 }

@@ -13,6 +13,7 @@ import type { RunState } from '../../autonomous/run-state.js';
 import { executorAlive } from '../../durable/runtime.js';
 import { UserError } from '../../errors.js';
 import { EventBus } from '../../events.js';
+import { mediaFor, type OpenAIMedia } from '../../llm/media.js';
 import type { Database } from '../../postgres/database.js';
 import type { Store } from '../../store/store.js';
 import { runInFront } from '../goal-front.js';
@@ -26,6 +27,7 @@ import {
 } from '../goal-run-workflow.js';
 import { startDurable } from '../durable-workflows.js';
 import { modelsFromOptions } from '../model-options.js';
+import { speakSteps } from '../speech.js';
 import { CLAIMANT, openStore } from '../store-for.js';
 import { writeErr, writeOut } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
@@ -40,6 +42,12 @@ import {
 } from '../run-setup.js';
 
 export async function runDurably(options: RunOptions, url: string): Promise<void> {
+  if (options.queue && options.speak)
+    throw new UserError(
+      '--speak says the run aloud in this terminal, and a queued run is carried by a worker',
+      2,
+      'leave out --queue to carry the run here, or --speak',
+    );
   const interactive =
     !options.queue &&
     options.tui &&
@@ -55,7 +63,7 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
     if (resumed) await refuseIfCarried(url, db, resumed.state.id);
     const given = resumed ? undefined : await givenSettings(options, interactive);
     // The models are resolved here too, so a run that could not reach one never starts.
-    const { models } = await modelsFromOptions(options);
+    const { models, endpoints } = await modelsFromOptions(options);
     const { state, path: key } = resumed ?? (await newRun(store.goalRuns, options, given));
     await store.goalRuns.save(key, state);
     const input: GoalRunInput = {
@@ -83,6 +91,7 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
       options,
       interactive,
       chatbot: models.chatbot,
+      media: options.speak ? mediaFor(endpoints.chatbot) : undefined,
     });
   } finally {
     await opened.close();
@@ -115,6 +124,8 @@ async function carryHere(
     options: RunOptions;
     interactive: boolean;
     chatbot: { modelName: string; answersFrom: 'model' | 'rules' };
+    /** The speech endpoint of --speak (none: a speech program, or silence). */
+    media: OpenAIMedia | undefined;
   },
 ): Promise<void> {
   const { input, workflowID, state, options, interactive, chatbot } = run;
@@ -148,6 +159,11 @@ async function carryHere(
         interactive,
       },
       async (front) => {
+        const stopSpeaking = options.speak
+          ? await speakSteps(bus, run.media, (message) =>
+              bus.emit({ type: 'goal.warning', step: state.used.steps, kind: 'speech', message }),
+            )
+          : undefined;
         const detach = attachFront(state.id, {
           events: bus,
           ...(front.approver && { approver: front.approver }),
@@ -159,6 +175,7 @@ async function carryHere(
           await (await startGoalRun(input, workflowID, false)).getResult();
         } finally {
           detach();
+          await stopSpeaking?.();
         }
         return store.goalRuns.load(input.key);
       },

@@ -10,6 +10,7 @@ import type { RunState } from '../../autonomous/run-state.js';
 import { UserError } from '../../errors.js';
 import { EventBus, type GoalWarningKind } from '../../events.js';
 import type { LanguageModel } from '../../llm/types.js';
+import { mediaFor } from '../../llm/media.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { fileStore } from '../../store/files.js';
 import { runInFront } from '../goal-front.js';
@@ -24,6 +25,7 @@ import {
 import { databaseUrl } from '../database.js';
 import { openRunMemory, openRunResources } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
+import { speakSteps } from '../speech.js';
 import { shownPath as shown, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { namespaceProblem } from '../../../memory/namespaces.js';
@@ -52,7 +54,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const given = resumed ? undefined : await givenSettings(options, interactive);
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
-  const { models } = await modelsFromOptions(options);
+  const { models, endpoints } = await modelsFromOptions(options);
   const metered = meter.meter(models);
   const { state, path } = resumed ?? (await newRun(store.goalRuns, options, given));
   if (metered.chatbot.answersFrom === 'rules')
@@ -61,12 +63,15 @@ export async function runGoals(options: RunOptions): Promise<void> {
   const memory = await openRunMemory(state, metered, (message) => notices.say(message));
   const opened = await openRunResources(
     state,
-    { models: metered, events: bus, store },
+    { models: metered, endpoints, events: bus, store },
     options,
     memory,
     (message) => notices.say(message, 'mcp'),
   );
   const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
+  const stopSpeaking = options.speak
+    ? await speakSteps(bus, mediaFor(endpoints.chatbot), (message) => notices.say(message, 'speech'))
+    : undefined;
   try {
     await goOn(state, path, {
       bus,
@@ -78,6 +83,7 @@ export async function runGoals(options: RunOptions): Promise<void> {
       store: store.goalRuns,
     });
   } finally {
+    await stopSpeaking?.();
     stopTrace?.();
     opened.dispose();
     await memory

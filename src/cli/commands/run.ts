@@ -31,6 +31,11 @@ Examples:
   $ meta-agent run --goal "summarize notes.md into summary.md" --continuous 20 --max-steps 30 --max-cost 0.5
   # a pipe or CI: let named commands run, print one line per step
   $ meta-agent run --goal "sort data.csv by name" --allow read_file,write_to_file < /dev/null
+  # web search through your SearXNG (google), images and transcription through the model server
+  $ META_AGENT_SEARCH_URL=http://localhost:8888 meta-agent run --goal "find three tennis strings for topspin" --allow google
+  $ meta-agent run --goal "draw a logo into images/" --allow generate_image,read_audio_from_file
+  # say each step's speak thought aloud
+  $ meta-agent run --goal "plan my week in week.md" --speak
   # offline, with scripted answers (no model server)
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
   # with the tools of your MCP servers; the git server's tools run unasked
@@ -52,6 +57,17 @@ AutoGPT's layout (ai_name, ai_role, ai_goals). The next start there without --go
 shows them and asks "Continue with the last settings? (y/n)": y runs with them, n asks anew. Without a
 terminal they are never taken unasked: pass --ai-settings FILE (any such file, checked: at most 64 KiB,
 one line per field, 1 to 5 goals). The file sits in the workspace, so read what is shown before y.
+
+Search, images, audio: google (AutoGPT's, args "input") is offered when META_AGENT_SEARCH_URL names a
+SearXNG instance (its JSON API enabled), or BRAVE_SEARCH_API_KEY holds a Brave Search API key;
+\`meta-agent doctor\` tries it. generate_image saves images/NAME.png
+and read_audio_from_file transcribes a workspace recording, both through the chatbot's OpenAI-compatible
+server and key (POST /images/generations, /audio/transcriptions; models META_AGENT_IMAGE_MODEL, default
+gpt-image-1, and META_AGENT_TRANSCRIPTION_MODEL, default whisper-1); a server without them tells the model so.
+
+Speak mode (--speak): the speak thought of each step goes to the server's POST /audio/speech
+(META_AGENT_SPEECH_MODEL, default tts-1; META_AGENT_SPEECH_VOICE, default alloy), played by aplay, paplay,
+ffplay or afplay; else to espeak-ng, espeak, say or spd-say; else the run says it is silent and goes on.
 
 Memory: each step's answer and result are kept in WORKSPACE/.meta-agent/memory/NAMESPACE (by default
 the agent's name, so its next runs recall them too) and the closest come back into the prompt. Manage it
@@ -129,6 +145,7 @@ export function register(program: Command): void {
         .choices(['auto', 'json'])
         .default('auto'),
     )
+    .option('--speak', 'say each step’s speak thought aloud (the model server’s speech, or espeak-ng, say…)')
     .option('--json', 'write the event stream to stdout as JSON lines')
     .option('--trace <file>', 'append every event to FILE as JSON lines')
     .option('--no-tui', 'one line per step even in a terminal (nothing is asked then: use --yes or --allow)')
