@@ -10,6 +10,8 @@ import { deleteAgent } from './delete-agent.js';
 import { deleteFile } from './delete-file.js';
 import { doNothing } from './do-nothing.js';
 import { evaluateCode } from './evaluate-code.js';
+import { executeJavascript } from './execute-javascript.js';
+import { improveCode } from './improve-code.js';
 import { listAgents } from './list-agents.js';
 import { memoryAdd } from './memory-add.js';
 import { messageAgent } from './message-agent.js';
@@ -18,6 +20,7 @@ import { CommandRegistry } from './registry.js';
 import { searchFiles } from './search-files.js';
 import { startAgent } from './start-agent.js';
 import { taskComplete } from './task-complete.js';
+import { writeTests } from './write-tests.js';
 import { writeToFile } from './write-to-file.js';
 
 export const COMMANDS: readonly Command[] = [
@@ -32,6 +35,9 @@ export const COMMANDS: readonly Command[] = [
   deleteFile,
   searchFiles,
   evaluateCode,
+  improveCode,
+  writeTests,
+  executeJavascript,
   callAutogram,
   memoryAdd,
   doNothing,

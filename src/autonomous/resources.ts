@@ -1,6 +1,6 @@
 /**
  * What a goal-loop run works with, assembled once for every way a run starts (`meta-agent run`, and a
- * `goal_loop` node of an autogram): the workspace jail, the sandbox for evaluate_code, sub-agents,
+ * `goal_loop` node of an autogram): the workspace jail, the sandbox for execute_javascript, sub-agents,
  * browsing when allowed, memory when there is one and the user's MCP servers when they have some; then
  * the commands those make possible.
  */

@@ -121,7 +121,7 @@ export function register(program: Command): void {
   addMcpOption(addDatabaseOption(addModelOptions(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
-      // evaluate_code and sub-agents run code in the sandbox.
+      // execute_javascript and sub-agents run code in the sandbox.
       await restartForSandbox();
       const { runGoals } = await import('../actions/run.js');
       await runGoals(options);
