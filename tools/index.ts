@@ -11,6 +11,7 @@ import { deleteFile } from './delete-file.js';
 import { doNothing } from './do-nothing.js';
 import { evaluateCode } from './evaluate-code.js';
 import { executeJavascript } from './execute-javascript.js';
+import { executeShell } from './execute-shell.js';
 import { improveCode } from './improve-code.js';
 import { listAgents } from './list-agents.js';
 import { memoryAdd } from './memory-add.js';
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   improveCode,
   writeTests,
   executeJavascript,
+  executeShell,
   callAutogram,
   memoryAdd,
   doNothing,

@@ -22,13 +22,16 @@ import {
   type RunOptions,
 } from '../run-setup.js';
 import { databaseUrl } from '../database.js';
+import { shellGrant } from '../shell-option.js';
 import { openRunMemory, openRunResources } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
 import { shownPath as shown, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { namespaceProblem } from '../../../memory/namespaces.js';
 
-export async function runGoals(options: RunOptions): Promise<void> {
+export async function runGoals(given: RunOptions): Promise<void> {
+  const shell = shellGrant(given);
+  const options = shell ? { ...given, shell } : given;
   const url = databaseUrl(options.database);
   if (url !== undefined) {
     const { runDurably } = await import('./run-durable.js');
