@@ -61,6 +61,19 @@ export interface ShellRunner {
   run(commandLine: string, signal: AbortSignal): Promise<ShellOutcome>;
 }
 
+/** A repository cloned into the workspace. */
+export interface ClonedRepository {
+  /** Where, relative to the workspace. */
+  path: string;
+  /** The bytes it takes on disk. */
+  bytes: number;
+}
+
+/** Clones public repositories into the workspace under the run's network policy (git-clone.ts). */
+export interface RepositoryCloner {
+  clone(repositoryUrl: string, clonePath: string, signal: AbortSignal): Promise<ClonedRepository>;
+}
+
 /** A web page fetched under the run's browsing policy (allow list, private addresses, size cap). */
 export interface WebPage {
   /** Where the page was in the end, after redirects. */
@@ -119,6 +132,7 @@ export interface CommandResources {
   ask: AskModel;
   memory: LongTermMemory;
   agents: SubAgents;
+  git: RepositoryCloner;
   /** Only when the user turned execute_shell on for the run. */
   shell: ShellRunner;
 }

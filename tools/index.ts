@@ -5,6 +5,7 @@
 import { appendToFile } from './append-to-file.js';
 import { browseWebsite } from './browse-website.js';
 import { callAutogram } from './call-autogram.js';
+import { cloneRepository } from './clone-repository.js';
 import type { Command } from './command.js';
 import { deleteAgent } from './delete-agent.js';
 import { deleteFile } from './delete-file.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   messageAgent,
   listAgents,
   deleteAgent,
+  cloneRepository,
   writeToFile,
   readFile,
   appendToFile,

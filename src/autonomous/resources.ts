@@ -12,6 +12,7 @@ import type { CommandResources, LongTermMemory } from '../../tools/command.js';
 import { commandRegistry } from '../../tools/index.js';
 import { mcpCommands } from '../../tools/mcp-commands.js';
 import { CommandRegistry } from '../../tools/registry.js';
+import { GitCloner } from '../../tools/git-clone.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
 import { ShellSandbox, type ShellContainment } from '../../tools/shell-sandbox.js';
 import { AutogramAgents, type SubAgentsLent } from '../../tools/sub-agents.js';
@@ -84,6 +85,7 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
       }),
     }),
     ...(options.memory && { memory: options.memory }),
+    git: new GitCloner({ root: workspace.root, allowPrivate: options.allowPrivateNetwork ?? false }),
     ...(options.shell && {
       shell: new ShellSandbox(workspace.root, options.shell.containment, {
         ...(options.shell.timeoutMs !== undefined && { timeoutMs: options.shell.timeoutMs }),
@@ -94,6 +96,7 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
   const lines = [
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
+    'Public git repositories cloned into your workspace folder.',
     ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),
     ...(options.shell
       ? [

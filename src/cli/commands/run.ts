@@ -107,7 +107,10 @@ export function register(program: Command): void {
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
     .option('--allow <commands>', 'commands that run without asking, comma-separated', list)
     .option('--allow-web <hosts>', 'offer browse_website for these hosts (example.com, *.example.org)', list)
-    .option('--allow-private-network', 'let browse_website reach loopback and private addresses')
+    .option(
+      '--allow-private-network',
+      'let browse_website and clone_repository reach loopback and private addresses',
+    )
     .option(
       '--allow-shell',
       'offer execute_shell: command lines in the workspace, in a bubblewrap sandbox (no network, no other files), asked for every time unless --allow execute_shell',
