@@ -38,7 +38,7 @@ export class CloneError extends Error {
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_BYTES = 200 * 1024 * 1024;
 /** How often the clone's size is measured while git runs. */
-const SIZE_CHECK_MS = 250;
+const SIZE_CHECK_MS = 500;
 
 export class GitCloner implements RepositoryCloner {
   readonly #root: string;
@@ -162,8 +162,13 @@ export class GitCloner implements RepositoryCloner {
         () => stop(`the clone took longer than ${this.#timeoutMs / 1000} s and was stopped`),
         this.#timeoutMs,
       );
+      // One measurement at a time: a large checkout takes a while to walk.
+      let walking = false;
       const measuring = setInterval(() => {
+        if (walking) return;
+        walking = true;
         void sizeOf(target).then((bytes) => {
+          walking = false;
           if (bytes > this.#maxBytes) stop(this.#tooBig());
         });
       }, SIZE_CHECK_MS);
