@@ -6,7 +6,8 @@
  * no /tmp of the host), no network but the sandbox's own loopback, no capabilities, a user that is
  * `nobody` inside, and a sandbox that dies with this process. Or, only when the user opted into it
  * explicitly, not contained at all (`unconfined`): then only the environment, the folder, the time and
- * the output are kept in bounds. Each stream's output is kept within a cap (its beginning and end). Either way the environment is scrubbed: no key of ours gets through.
+ * the output are kept in bounds. Either way the environment is scrubbed (no key of ours gets through),
+ * and each stream's output is kept within a cap (its beginning and end).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
