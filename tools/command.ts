@@ -9,13 +9,14 @@ import type { FileTouch } from '../src/events.js';
 
 /**
  * What running a command may change, which decides how it is authorized and whether it may run again
- * after a crash: `none` and `read`/`compute`/`network` repeat harmlessly; `write`, `delete` and `agent`
- * are side effects that never run twice.
+ * after a crash: `none` and `read`/`compute`/`network` repeat harmlessly; `write`, `delete`, `execute`
+ * (a program that may change anything in the workspace) and `agent` are side effects that never run
+ * twice. `delete` and `execute` are asked for every time unless an allow rule names the command.
  */
-export type Effect = 'none' | 'read' | 'compute' | 'network' | 'write' | 'delete' | 'agent';
+export type Effect = 'none' | 'read' | 'compute' | 'network' | 'write' | 'delete' | 'execute' | 'agent';
 
 /** Effects a resumed run must not repeat when it cannot tell whether they happened. */
-export const SIDE_EFFECTS: ReadonlySet<Effect> = new Set(['write', 'delete', 'agent']);
+export const SIDE_EFFECTS: ReadonlySet<Effect> = new Set(['write', 'delete', 'execute', 'agent']);
 
 /** The run's file jail: every path is relative to its root, and none leaves it (workspace.ts). */
 export interface WorkspaceFiles {
@@ -35,6 +36,44 @@ export interface WorkspaceFiles {
 /** JavaScript run in the sandbox with nothing of the host: no environment, files or network. */
 export interface CodeRunner {
   evaluate(code: string): Promise<{ value: unknown; logs: string[] }>;
+}
+
+/** The limits a command line runs under. */
+export interface ShellLimits {
+  /** The command is killed after this long. */
+  timeoutMs: number;
+  /** The most bytes of each stream (stdout, stderr) kept: its first and its last half; the rest is cut. */
+  outputBytes: number;
+}
+
+/** What a command line did. */
+export interface ShellOutcome {
+  /** Its exit status; null when a signal ended it. */
+  exitCode: number | null;
+  /** What it wrote, within the cap (a line says what was cut). */
+  stdout: string;
+  stderr: string;
+  /** True when it ran past its time limit and was killed. */
+  timedOut?: boolean;
+}
+
+/** Command lines run in the workspace, contained as the user chose (shell-sandbox.ts). */
+export interface ShellRunner {
+  readonly limits: ShellLimits;
+  run(commandLine: string, signal: AbortSignal): Promise<ShellOutcome>;
+}
+
+/** A repository cloned into the workspace. */
+export interface ClonedRepository {
+  /** Where, relative to the workspace. */
+  path: string;
+  /** The bytes it takes on disk. */
+  bytes: number;
+}
+
+/** Clones public repositories into the workspace under the run's network policy (git-clone.ts). */
+export interface RepositoryCloner {
+  clone(repositoryUrl: string, clonePath: string, signal: AbortSignal): Promise<ClonedRepository>;
 }
 
 /** A web page fetched under the run's browsing policy (allow list, private addresses, size cap). */
@@ -120,6 +159,9 @@ export interface CommandResources {
   ask: AskModel;
   memory: LongTermMemory;
   agents: SubAgents;
+  git: RepositoryCloner;
+  /** Only when the user turned execute_shell on for the run. */
+  shell: ShellRunner;
 }
 
 export type ResourceName = keyof CommandResources;

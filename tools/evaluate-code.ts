@@ -1,62 +1,29 @@
 /**
- * `evaluate_code`: the model's JavaScript run in the sandbox (the run's CodeRunner), answered with
- * what it printed and the value it ended with.
+ * `evaluate_code` as AutoGPT 0.2.x has it: the model reviews the code and answers with a list of
+ * suggestions to improve it. Nothing is run (running JavaScript is execute_javascript).
  */
 import { z } from 'zod';
+import { callAiFunction } from './ai-function.js';
 import { defineCommand } from './command.js';
-
-/** The most characters the output gives the model; longer output is cut, with a note saying so. */
-export const MAX_EVALUATION_OUTPUT_CHARS = 10_000;
 
 export const evaluateCode = defineCommand({
   name: 'evaluate_code',
   title: 'Evaluate Code',
   description:
-    'Runs JavaScript in an isolated sandbox with no files, network, environment or modules ' +
-    '(no require, import, process or fetch), synchronously and under a time and memory limit. ' +
-    'Returns what console.log printed and the value of the last statement; each call starts afresh.',
+    'Has the model review the code (any language) and returns its list of suggestions for ' +
+    'improvements. The code is read, not run.',
   args: z.object({ code: z.string().describe('full_code_string') }),
   effect: 'compute',
-  needs: ['code'],
-  async run({ code }, { code: runner }) {
-    const { value, logs } = await runner.evaluate(code);
-    return evaluationOutput(logs, value);
-  },
+  needs: ['ask'],
+  run: ({ code }, { ask, signal }) =>
+    callAiFunction(
+      ask,
+      {
+        signature: 'def analyze_code(code: str) -> list[str]:',
+        description: 'Analyzes the given code and returns a list of suggestions for improvements.',
+        args: [code],
+      },
+      'evaluate_code',
+      signal,
+    ),
 });
-
-/** Room a cut keeps for its note. */
-const NOTE_CHARS = 64;
-
-/**
- * The console output, then `Result: …`, within MAX_EVALUATION_OUTPUT_CHARS. The result keeps at least
- * half of the room whatever was printed: it is what the model asked for.
- */
-function evaluationOutput(logs: readonly string[], value: unknown): string {
-  const printed = logs.join('\n');
-  const result = `Result: ${shown(value)}`;
-  const room = MAX_EVALUATION_OUTPUT_CHARS - (printed === '' ? 0 : 1);
-  const resultRoom = Math.max(room / 2, room - printed.length);
-  const printedRoom = room - Math.min(result.length, resultRoom);
-  const head = printed === '' ? '' : `${cut(printed, printedRoom, 'console output')}\n`;
-  return `${head}${cut(result, resultRoom, 'the result')}`;
-}
-
-/** A string as itself; other data as JSON; what JSON cannot say (undefined, NaN, a BigInt) as String gives it. */
-function shown(value: unknown): string {
-  if (typeof value === 'object' && value !== null) {
-    try {
-      return JSON.stringify(value);
-    } catch {
-      // The sandbox hands back plain data only; another runner may not (a cycle, a BigInt).
-      return String(value);
-    }
-  }
-  return String(value);
-}
-
-/** `text` within `room` characters: its end, when cut, replaced by a note saying how much is missing. */
-function cut(text: string, room: number, what: string): string {
-  if (text.length <= room) return text;
-  const kept = Math.max(0, room - NOTE_CHARS);
-  return `${text.slice(0, kept)}\n[… ${text.length - kept} more characters of ${what} cut]`;
-}

@@ -5,13 +5,17 @@
 import { appendToFile } from './append-to-file.js';
 import { browseWebsite } from './browse-website.js';
 import { callAutogram } from './call-autogram.js';
+import { cloneRepository } from './clone-repository.js';
 import type { Command } from './command.js';
 import { deleteAgent } from './delete-agent.js';
 import { deleteFile } from './delete-file.js';
 import { doNothing } from './do-nothing.js';
 import { evaluateCode } from './evaluate-code.js';
+import { executeJavascript } from './execute-javascript.js';
+import { executeShell } from './execute-shell.js';
 import { generateImage } from './generate-image.js';
 import { google } from './google.js';
+import { improveCode } from './improve-code.js';
 import { listAgents } from './list-agents.js';
 import { memoryAdd } from './memory-add.js';
 import { messageAgent } from './message-agent.js';
@@ -21,6 +25,7 @@ import { CommandRegistry } from './registry.js';
 import { searchFiles } from './search-files.js';
 import { startAgent } from './start-agent.js';
 import { taskComplete } from './task-complete.js';
+import { writeTests } from './write-tests.js';
 import { writeToFile } from './write-to-file.js';
 
 export const COMMANDS: readonly Command[] = [
@@ -30,14 +35,19 @@ export const COMMANDS: readonly Command[] = [
   messageAgent,
   listAgents,
   deleteAgent,
+  cloneRepository,
   writeToFile,
   readFile,
   appendToFile,
   deleteFile,
   searchFiles,
   evaluateCode,
+  improveCode,
+  writeTests,
   generateImage,
   readAudioFromFile,
+  executeJavascript,
+  executeShell,
   callAutogram,
   memoryAdd,
   doNothing,

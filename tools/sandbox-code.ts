@@ -1,5 +1,5 @@
 /**
- * The goal loop's `evaluate_code` runner: the model's JavaScript in our isolated-vm Sandbox, under
+ * The goal loop's `execute_javascript` runner: the model's JavaScript in our isolated-vm Sandbox, under
  * the limits code nodes have, with no namespace of the host lent to it.
  *
  * The sandbox's `runCode` copies every top-level variable back out, and a function or a Date cannot
@@ -16,7 +16,7 @@ import type { CodeRunner } from './command.js';
 const RUNNER = '(function () { return eval(__code); })()';
 
 /** Names errors in messages; the sandbox's errors name a graph node, which this code is not. */
-const WHERE = { node: 'evaluate_code' };
+const WHERE = { node: 'execute_javascript' };
 
 /** Where a syntax error's stack names the line (`code.js:3`, then the line and a caret). */
 const SYNTAX_ERROR_LINE = new RegExp(`^${CODE_FILENAME.replace('.', '\\.')}:(\\d+)`);
@@ -44,7 +44,7 @@ export class SandboxCodeRunner implements CodeRunner {
    */
   async evaluate(code: string): Promise<{ value: unknown; logs: string[] }> {
     const problem = syntaxProblem(code);
-    if (problem !== undefined) throw new Error(`evaluate_code: ${problem}`);
+    if (problem !== undefined) throw new Error(`execute_javascript: ${problem}`);
     // The blank lines put the code's first line where the sandbox counts line 1 of its own texts, and
     // the file name is the one it reads lines from, so errors name the line of the model's code.
     const source = `${'\n'.repeat(WRAPPED_LINE_OFFSET)}${code}\n//# sourceURL=${CODE_FILENAME}`;
@@ -84,21 +84,21 @@ function forModel(error: SandboxError, limits: Readonly<SandboxLimits>): Error {
   switch (error.kind) {
     case 'timeout':
       return new Error(
-        `evaluate_code: the code ran longer than ${limits.timeoutMs} ms and was stopped; ` +
+        `execute_javascript: the code ran longer than ${limits.timeoutMs} ms and was stopped; ` +
           'look for a loop that never ends, or do less in one call',
       );
     case 'memory':
       return new Error(
-        `evaluate_code: the code used more than ${limits.memoryMb} MB of memory and was stopped; ` +
+        `execute_javascript: the code used more than ${limits.memoryMb} MB of memory and was stopped; ` +
           'keep less data at once',
       );
     case 'uncopyable':
       return new Error(
-        `evaluate_code: ${error.detail}; end with plain data (numbers, strings, booleans, null, ` +
+        `execute_javascript: ${error.detail}; end with plain data (numbers, strings, booleans, null, ` +
           'arrays, plain objects), e.g. JSON.stringify(value) or String(value)',
       );
     default:
-      return new Error(`evaluate_code: ${error.detail}${at}${printed(error.logs)}`);
+      return new Error(`execute_javascript: ${error.detail}${at}${printed(error.logs)}`);
   }
 }
 

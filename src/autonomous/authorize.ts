@@ -1,10 +1,11 @@
 /**
  * Who lets a command run. Pure: given the command, the run and the permissions, the decision is to run
- * (and why), to ask the user, or to refuse when nobody can be asked. Deleting always needs a person or
- * an allow rule; `--yes` and `y -N` do not cover it.
+ * (and why), to ask the user, or to refuse when nobody can be asked. Deleting and running a program
+ * (execute_shell) always need a person or an allow rule; `--yes`, `--continuous` and `y -N` do not
+ * cover them.
  */
 import type { Authorization } from '../events.js';
-import type { Command } from '../../tools/command.js';
+import type { Command, Effect } from '../../tools/command.js';
 import { allows } from '../allow-patterns.js';
 import type { RunState } from './run-state.js';
 
@@ -28,6 +29,9 @@ export type Approval =
   | { kind: 'no' }
   | { kind: 'feedback'; text: string };
 
+/** Effects asked for every time unless an allow rule names the command, and what the question says. */
+const ALWAYS_ASKED: Partial<Record<Effect, string>> = { delete: 'deletes', execute: 'runs a program' };
+
 /** Decides whether `command` runs now. */
 export function decide(command: Command, state: RunState, permissions: Permissions): Decision {
   if (command.effect === 'none') return { kind: 'run', by: 'no-effect' };
@@ -37,10 +41,11 @@ export function decide(command: Command, state: RunState, permissions: Permissio
       ? { kind: 'ask', reason }
       : {
           kind: 'refuse',
-          reason: `${reason}, and there is no terminal to ask in: pass --allow ${command.name}${command.effect === 'delete' ? '' : ' or --yes'} to let it run`,
+          reason: `${reason}, and there is no terminal to ask in: pass --allow ${command.name}${ALWAYS_ASKED[command.effect] ? '' : ' or --yes'} to let it run`,
         };
   if (state.askAlways) return ask('a budget is almost used up, so every command is asked for');
-  if (command.effect === 'delete') return ask(`${command.name} deletes, which always needs your approval`);
+  const always = ALWAYS_ASKED[command.effect];
+  if (always) return ask(`${command.name} ${always}, which always needs your approval`);
   if (permissions.yes) return { kind: 'run', by: 'yes' };
   if (state.continuousLeft > 0) return { kind: 'run', by: 'continuous' };
   return ask(`${command.name} needs your approval`);

@@ -1,8 +1,9 @@
 /**
  * What a goal-loop run works with, assembled once for every way a run starts (`meta-agent run`, and a
- * `goal_loop` node of an autogram): the workspace jail, the sandbox for evaluate_code, sub-agents,
- * browsing when allowed, web search and the model server's media endpoints when there are some, memory when there is one and the user's MCP servers when they have some; then
- * the commands those make possible.
+ * `goal_loop` node of an autogram): the workspace jail, the sandbox for execute_javascript, sub-agents,
+ * browsing when allowed, web search and the model server's media endpoints when there are some, command
+ * lines when the user turned them on, memory when there is one and the user's MCP servers when they have
+ * some; then the commands those make possible.
  */
 import type { EventBus } from '../events.js';
 import type { ModelSet } from '../llm/types.js';
@@ -12,7 +13,9 @@ import type { CommandResources, LongTermMemory, MediaEndpoints, WebSearch } from
 import { commandRegistry } from '../../tools/index.js';
 import { mcpCommands } from '../../tools/mcp-commands.js';
 import { CommandRegistry } from '../../tools/registry.js';
+import { GitCloner } from '../../tools/git-clone.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
+import { ShellSandbox, type ShellContainment } from '../../tools/shell-sandbox.js';
 import { AutogramAgents, type SubAgentsLent } from '../../tools/sub-agents.js';
 import { PolicedWeb } from '../../tools/web.js';
 import { Workspace } from '../../tools/workspace.js';
@@ -31,6 +34,8 @@ export interface ResourceOptions {
   search?: WebSearch;
   /** The model server's images and transcription endpoints; none: their commands are not offered. */
   media?: MediaEndpoints;
+  /** How execute_shell's command lines are contained, when the user turned it on; none: not offered. */
+  shell?: ShellGrant;
   memory?: LongTermMemory;
   /** How sub-agents are opened and designed (src/agent lends it); none: the run offers no sub-agents. */
   subAgents?: SubAgentsLent;
@@ -40,6 +45,12 @@ export interface ResourceOptions {
   mcp?: McpServers;
   /** Told what the run goes without: an MCP server that did not start, a tool that cannot be offered. */
   onNotice?: (message: string) => void;
+}
+
+/** execute_shell as the user turned it on: how its command lines are contained, and how long they may run. */
+export interface ShellGrant {
+  containment: ShellContainment;
+  timeoutMs?: number;
 }
 
 /** A run's resources and the commands they make possible. Dispose when the run is over. */
@@ -81,14 +92,28 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
     ...(options.search && { search: options.search }),
     ...(options.media && { media: options.media }),
     ...(options.memory && { memory: options.memory }),
+    git: new GitCloner({ root: workspace.root, allowPrivate: options.allowPrivateNetwork ?? false }),
+    ...(options.shell && {
+      shell: new ShellSandbox(workspace.root, options.shell.containment, {
+        ...(options.shell.timeoutMs !== undefined && { timeoutMs: options.shell.timeoutMs }),
+      }),
+    }),
   };
   const mcp = options.mcp && (await mcpCommandsOf(options.mcp, options.onNotice ?? (() => undefined)));
   const lines = [
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
+    'Public git repositories cloned into your workspace folder.',
     ...(resources.search ? [`Internet access for searches (${resources.search.provider}).`] : []),
     ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),
     ...(resources.media ? ['Image generation and audio transcription through the model server.'] : []),
+    ...(options.shell
+      ? [
+          options.shell.containment.kind === 'bubblewrap'
+            ? 'Shell commands in your workspace folder (no network, no files outside it).'
+            : 'Shell commands in your workspace folder.',
+        ]
+      : []),
     ...(agents
       ? ['Agents (autograms) for delegation: from graph files in your workspace, or designed for a task.']
       : []),

@@ -4,7 +4,7 @@
  * and a run a durable workflow carries (goal-run-workflow.ts), wherever it was resumed.
  */
 import { subAgentsOf } from '../agent/open.js';
-import { openGoalResources, type GoalResources } from '../autonomous/resources.js';
+import { openGoalResources, type GoalResources, type ShellGrant } from '../autonomous/resources.js';
 import type { RunState } from '../autonomous/run-state.js';
 import { InvalidFileError } from '../errors.js';
 import type { EventBus } from '../events.js';
@@ -25,6 +25,8 @@ export interface RunGrants {
   allow?: string[];
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
+  /** execute_shell, as decided from --allow-shell on the machine the run started on (shell-option.ts). */
+  shell?: ShellGrant;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function openRunResources(
       ...(media && { media }),
       ...(grants.allowWeb && { allowWeb: grants.allowWeb }),
       ...(grants.allowPrivateNetwork && { allowPrivateNetwork: true }),
+      ...(grants.shell && { shell: grants.shell }),
       ...(state.agents !== undefined && { agents: state.agents }),
       ...(mcp && { mcp, onNotice: say }),
     });

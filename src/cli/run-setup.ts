@@ -12,6 +12,7 @@ import {
 } from '../autonomous/ai-settings.js';
 import { allowRulesPath, rememberAllowRule } from '../autonomous/allow-rules.js';
 import type { GoalRunStore } from '../autonomous/goal-run-store.js';
+import type { ShellGrant } from '../autonomous/resources.js';
 import { workspaceFolder } from '../autonomous/run-file.js';
 import { DEFAULT_ROLE, newRunState, type Budget, type RunState } from '../autonomous/run-state.js';
 import { UserError } from '../errors.js';
@@ -36,6 +37,14 @@ export interface RunOptions extends ModelOptionValues {
   allow?: string[];
   allowWeb?: string[];
   allowPrivateNetwork?: boolean;
+  /** --allow-shell: offer execute_shell, contained by bubblewrap. */
+  allowShell?: boolean;
+  /** --allow-unsandboxed-shell: as --allow-shell, unconfined where bubblewrap cannot work. */
+  allowUnsandboxedShell?: boolean;
+  /** --shell-timeout, in seconds. */
+  shellTimeout?: number;
+  /** What those three come to on this machine, decided as the run starts (shell-option.ts). */
+  shell?: ShellGrant;
   /** A namespace, true for the default (the agent's), false for none (--no-memory). */
   memory: string | boolean;
   contextTokens?: number;

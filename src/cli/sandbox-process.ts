@@ -108,7 +108,7 @@ export function graphMayRunCode(graph: unknown): boolean {
   return nodes.some((node: unknown) => {
     if (node === null || typeof node !== 'object') return true;
     const { action, booleanCondition, transitions = [] } = node as Record<string, unknown>;
-    // A goal_loop node's run evaluates code (evaluate_code, sub-agents); a flow's after-query steps may.
+    // A goal_loop node's run evaluates code (execute_javascript, sub-agents); a flow's after-query steps may.
     if (typeof action !== 'string' || RUN_CODE.has(action) || isCallAction(action)) return true;
     if (booleanCondition !== undefined || !Array.isArray(transitions)) return true;
     return transitions.some((text: unknown) => {

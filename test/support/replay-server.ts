@@ -18,12 +18,18 @@ export type AnswerShape = 'json' | 'tools';
 export function startReplayServer(
   steps: readonly ReplayStep[],
   shape: AnswerShape,
-  options: Pick<OpenAIServerOptions, 'latencyMs' | 'media'> = {},
+  options: Pick<OpenAIServerOptions, 'latencyMs' | 'media'> & {
+    /** The answer to a request that is no goal step (one user message, no system prompt), by its text. */
+    aside?: (question: string) => string;
+  } = {},
 ): Promise<OpenAIServer> {
+  const { aside } = options;
   return startOpenAIServer({
     ...(options.latencyMs !== undefined && { latencyMs: options.latencyMs }),
     ...(options.media && { media: options.media }),
     reply: (body) => {
+      if (aside && !body.messages.some((message) => message.role === 'system'))
+        return aside(promptText(body));
       const step = steps[Math.min(stepsTaken(body), steps.length - 1)]!;
       const command = typeof step === 'function' ? step(promptText(body)) : step;
       return shaped(command, shape);

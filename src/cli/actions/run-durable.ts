@@ -74,6 +74,7 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
         ...(options.allow && { allow: options.allow }),
         ...(options.allowWeb && { allowWeb: options.allowWeb }),
         ...(options.allowPrivateNetwork && { allowPrivateNetwork: true }),
+        ...(options.shell && { shell: options.shell }),
         // The process that carries the run (a worker, maybe elsewhere) reads the same file.
         ...(options.mcpConfig !== undefined && { mcpConfig: resolve(options.mcpConfig) }),
       },

@@ -23,6 +23,7 @@ import {
   type RunOptions,
 } from '../run-setup.js';
 import { databaseUrl } from '../database.js';
+import { shellGrant } from '../shell-option.js';
 import { openRunMemory, openRunResources } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
 import { speakSteps } from '../speech.js';
@@ -30,7 +31,9 @@ import { shownPath as shown, writeErr } from '../terminal.js';
 import { traceTo } from '../trace-option.js';
 import { namespaceProblem } from '../../../memory/namespaces.js';
 
-export async function runGoals(options: RunOptions): Promise<void> {
+export async function runGoals(flags: RunOptions): Promise<void> {
+  const shell = shellGrant(flags);
+  const options = shell ? { ...flags, shell } : flags;
   const url = databaseUrl(options.database);
   if (url !== undefined) {
     const { runDurably } = await import('./run-durable.js');

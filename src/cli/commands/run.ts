@@ -38,6 +38,10 @@ Examples:
   $ meta-agent run --goal "plan my week in week.md" --speak
   # offline, with scripted answers (no model server)
   $ meta-agent run --goal "write hello.txt" --yes --provider scripted --script run.script.json
+  # shell commands in a bubblewrap sandbox (workspace only, no network), each one asked for
+  $ meta-agent run --goal "run the tests in repo/ and fix what fails" --allow-shell
+  # … or let them run unasked, stopped after 20 s each
+  $ meta-agent run --goal "build the site" --allow-shell --allow execute_shell --shell-timeout 20 --yes
   # with the tools of your MCP servers; the git server's tools run unasked
   $ meta-agent run --goal "summarize the last 5 commits into log.md" --mcp-config mcp.json --allow 'mcp__git__*'
   # continue a run that was stopped (Ctrl+C, a budget, kill -9)
@@ -48,7 +52,8 @@ Examples:
 
 Approving: y runs the command, n stops the run, y -N runs this and the next N-1 without asking,
 a always allows this command in this workspace, and anything else is sent to the model as feedback.
-Deleting a file is always asked for unless allowed (--allow delete_file or a). Ctrl+C once stops the
+Deleting a file and running a shell command are always asked for unless allowed (--allow delete_file,
+--allow execute_shell, or a); --yes, --continuous and y -N do not cover them. Ctrl+C once stops the
 countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
 nothing runs unless --yes, --continuous N or --allow says so.
 
@@ -73,6 +78,14 @@ Memory: each step's answer and result are kept in WORKSPACE/.meta-agent/memory/N
 the agent's name, so its next runs recall them too) and the closest come back into the prompt. Manage it
 with \`meta-agent memory\`. Embeddings come from the embedder model (--embedder-model); without one,
 memories are found by their words.
+
+Shell: execute_shell exists only with --allow-shell. Its command line runs with /bin/sh in a
+bubblewrap sandbox: the workspace (at /workspace, without its .meta-agent/) is the only folder it can
+write, /usr is read-only, nothing else of the machine is there (no home, no /etc but what programs
+need), no network, a scrubbed environment (PATH, HOME, LANG, TMPDIR only: no keys), 60 s
+(--shell-timeout), and the first and last 1,500 bytes of its output and of its errors. Without a
+working bubblewrap the run refuses to start, unless --allow-unsandboxed-shell says to run commands
+unconfined (same environment, folder and limits; nothing else is kept from them).
 
 Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
 it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
@@ -118,11 +131,30 @@ export function register(program: Command): void {
       '--resume <file>',
       'continue the run saved in FILE (its key, with --database), with its goals (and its workspace, unless -w)',
     )
-    .option('-y, --yes', 'run every command without asking (deleting still needs --allow delete_file)')
+    .option(
+      '-y, --yes',
+      'run every command without asking (deleting and execute_shell still need --allow delete_file, execute_shell)',
+    )
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
     .option('--allow <commands>', 'commands that run without asking, comma-separated', list)
     .option('--allow-web <hosts>', 'offer browse_website for these hosts (example.com, *.example.org)', list)
-    .option('--allow-private-network', 'let browse_website reach loopback and private addresses')
+    .option(
+      '--allow-private-network',
+      'let browse_website and clone_repository reach loopback and private addresses',
+    )
+    .option(
+      '--allow-shell',
+      'offer execute_shell: command lines in the workspace, in a bubblewrap sandbox (no network, no other files), asked for every time unless --allow execute_shell',
+    )
+    .option(
+      '--allow-unsandboxed-shell',
+      'as --allow-shell, but where bubblewrap is missing or cannot work, run them unconfined (they can read your files and reach the network)',
+    )
+    .option(
+      '--shell-timeout <seconds>',
+      'stop an execute_shell command after this long (default 60)',
+      positiveNumber,
+    )
     .option(
       '--memory <namespace>',
       'remember each step in this long-term memory namespace, and recall from it (default: the agent’s name)',
@@ -153,7 +185,7 @@ export function register(program: Command): void {
   addMcpOption(addDatabaseOption(addModelOptions(command)))
     .addHelpText('after', EXAMPLES)
     .action(async (options: RunOptions) => {
-      // evaluate_code and sub-agents run code in the sandbox.
+      // execute_javascript and sub-agents run code in the sandbox.
       await restartForSandbox();
       const { runGoals } = await import('../actions/run.js');
       await runGoals(options);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/sandbox/index.js';
-import { evaluateCode, MAX_EVALUATION_OUTPUT_CHARS } from '../../tools/evaluate-code.js';
+import { executeJavascript, MAX_JAVASCRIPT_OUTPUT_CHARS } from '../../tools/execute-javascript.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
 
-describe('evaluate_code in the sandbox', () => {
+describe('execute_javascript in the sandbox', () => {
   let runner: SandboxCodeRunner;
   beforeAll(async () => {
     runner = await SandboxCodeRunner.create();
@@ -11,7 +11,7 @@ describe('evaluate_code in the sandbox', () => {
   afterAll(() => runner.dispose());
 
   const evaluate = async (code: string): Promise<string> =>
-    (await evaluateCode.run({ code }, { code: runner, signal: new AbortController().signal })).output;
+    (await executeJavascript.run({ code }, { code: runner, signal: new AbortController().signal })).output;
 
   /** The message the runner fails with, and a check that the sandbox still works after it. */
   const failure = async (code: string): Promise<string> => {
@@ -53,14 +53,14 @@ describe('evaluate_code in the sandbox', () => {
       ),
     ).toBe(`Result: ${JSON.stringify(Array(6).fill('undefined'))}`);
     expect(await failure('require("node:fs").readFileSync("/etc/passwd", "utf8")')).toBe(
-      'evaluate_code: ReferenceError: require is not defined (line 1)',
+      'execute_javascript: ReferenceError: require is not defined (line 1)',
     );
-    expect(await failure('import("node:fs")')).toMatch(/^evaluate_code: a promise was rejected/);
+    expect(await failure('import("node:fs")')).toMatch(/^execute_javascript: a promise was rejected/);
   });
 
   it('stops a loop that never ends at the time limit', async () => {
     expect(await failure('let i = 0;\nwhile (true) i++;')).toBe(
-      `evaluate_code: the code ran longer than ${DEFAULT_SANDBOX_LIMITS.timeoutMs} ms and was stopped; ` +
+      `execute_javascript: the code ran longer than ${DEFAULT_SANDBOX_LIMITS.timeoutMs} ms and was stopped; ` +
         'look for a loop that never ends, or do less in one call',
     );
   });
@@ -72,7 +72,7 @@ describe('evaluate_code in the sandbox', () => {
 
   it('reports a syntax error with its line', async () => {
     expect(await failure('let a = 1;\nlet b = ;')).toBe(
-      "evaluate_code: SyntaxError: Unexpected token ';' (line 2)",
+      "execute_javascript: SyntaxError: Unexpected token ';' (line 2)",
     );
   });
 
@@ -81,7 +81,7 @@ describe('evaluate_code in the sandbox', () => {
       'console.log("step 1");\nfunction check(x) {\n  if (x > 1) throw new RangeError("too far");\n}\ncheck(5)',
     );
     expect(message).toBe(
-      'evaluate_code: RangeError: too far (line 3)\nConsole output before the error:\nstep 1',
+      'execute_javascript: RangeError: too far (line 3)\nConsole output before the error:\nstep 1',
     );
   });
 
@@ -93,20 +93,26 @@ describe('evaluate_code in the sandbox', () => {
 
   it('cuts long output, keeping the result and saying how much is missing', async () => {
     const long = await evaluate('"x".repeat(50000)');
-    expect(long.length).toBeLessThanOrEqual(MAX_EVALUATION_OUTPUT_CHARS);
+    expect(long.length).toBeLessThanOrEqual(MAX_JAVASCRIPT_OUTPUT_CHARS);
     expect(long).toMatch(/\[… \d+ more characters of the result cut\]$/);
     const chatty = await evaluate(
       'for (let i = 0; i < 1000; i++) console.log("line " + i + " ".repeat(40));\n42',
     );
-    expect(chatty.length).toBeLessThanOrEqual(MAX_EVALUATION_OUTPUT_CHARS);
+    expect(chatty.length).toBeLessThanOrEqual(MAX_JAVASCRIPT_OUTPUT_CHARS);
     expect(chatty).toMatch(/^line 0 /);
     expect(chatty).toMatch(/more characters of console output cut\]\nResult: 42$/);
   });
 
   it('is declared for the model as a compute command that needs the code runner', () => {
-    expect(evaluateCode).toMatchObject({ name: 'evaluate_code', effect: 'compute', needs: ['code'] });
-    expect(evaluateCode.description).toMatch(/JavaScript.*isolated sandbox.*no files, network, environment/);
-    expect(evaluateCode.description).toContain('value of the last statement');
-    expect(evaluateCode.args.shape.code.description).toBe('full_code_string');
+    expect(executeJavascript).toMatchObject({
+      name: 'execute_javascript',
+      effect: 'compute',
+      needs: ['code'],
+    });
+    expect(executeJavascript.description).toMatch(
+      /JavaScript.*isolated sandbox.*no files, network, environment/,
+    );
+    expect(executeJavascript.description).toContain('value of the last statement');
+    expect(executeJavascript.args.shape.code.description).toBe('full_code_string');
   });
 });
