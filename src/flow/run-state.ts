@@ -48,6 +48,8 @@ const nodeResultSchema = z.strictObject({
   upstream: z.string().optional(),
   /** Reused: the tokens its last run used, which the skip saved. */
   savedTokens: z.number().int().nonnegative().optional(),
+  /** The model that answered it (or was asked, for a failed node): its name as the server knows it. */
+  model: z.string().optional(),
 });
 export type NodeResult = z.infer<typeof nodeResultSchema>;
 
