@@ -251,8 +251,9 @@ export async function createRoleModels(
   const all = Object.values(endpoints);
   const scripted = all.find((endpoint) => endpoint.provider === 'scripted');
   if (scripted?.provider === 'scripted') {
-    const { chatbot } = await createScriptedModels(scripted.script);
-    return Object.fromEntries(Object.keys(endpoints).map((role) => [role, chatbot]));
+    // A flow's own roles are chat roles: the script answers them as the chatbot.
+    const set: Record<string, LanguageModel> = { ...(await createScriptedModels(scripted.script)) };
+    return Object.fromEntries(Object.keys(endpoints).map((role) => [role, set[role] ?? set.chatbot!]));
   }
   const { OpenAIModel } = all.some((endpoint) => endpoint.provider === 'openai')
     ? await import('./openai.js')
