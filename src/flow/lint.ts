@@ -55,6 +55,12 @@ function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[
     } else if (deps.has(dep)) warn(`it lists "${dep}" twice among its dependencies`);
     deps.add(dep);
   }
+  if (node.model === 'embedder') error('its model is the embedder, which does not answer prompts');
+  else if (node.model !== undefined && /^local:/.test(node.model))
+    error(
+      `its model is "${node.model}": a flow file may ask for the embedded model ("local") but not name a GGUF`,
+      'choose the GGUF yourself: --model local:REF, or META_AGENT_<ROLE>_MODEL for a role of config.models',
+    );
   for (const earlier of node.after) {
     if (earlier === node.name) error('it runs after itself');
     else if (!names.includes(earlier)) {

@@ -137,4 +137,16 @@ describe('order-only edges (after)', () => {
     ]);
     expect(lintFlow(flow).find((f) => f.node === 'c')!.hint).toContain('"after" only orders the nodes');
   });
+
+  it('refuses a node model that cannot answer or that names a file', () => {
+    const flow = flowOf([
+      { name: 'a', prompt: 'a', model: 'embedder' },
+      { name: 'b', prompt: 'b', model: 'local:/tmp/x.gguf' },
+      { name: 'c', prompt: 'c', model: 'local' },
+    ]);
+    expect(messages(flow)).toEqual([
+      'error a: its model is the embedder, which does not answer prompts',
+      'error b: its model is "local:/tmp/x.gguf": a flow file may ask for the embedded model ("local") but not name a GGUF',
+    ]);
+  });
 });
