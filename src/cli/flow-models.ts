@@ -10,7 +10,7 @@
 import type { FlowFile } from '../flow/schema.js';
 import type { GraphModelConfig } from '../llm/config.js';
 import type { LanguageModel, ModelSet } from '../llm/types.js';
-import { modelsForFile, modelsFromOptions } from './model-options.js';
+import { modelsForFile, modelsFromOptions, type ModelSetup } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 
 /** The chat roles every model configuration has; a node may name them. */
@@ -38,11 +38,12 @@ export async function flowModels(
   flow: FlowFile,
   options: ModelOptionValues,
   noted = true,
+  setup: ModelSetup = {},
 ): Promise<FlowModels> {
   const config = flowModelConfig(flow);
   const resolved = noted
-    ? await modelsForFile(options, config, 'flow')
-    : await modelsFromOptions(options, config);
+    ? await modelsForFile(options, config, 'flow', setup)
+    : await modelsFromOptions(options, config, setup);
   const roles = resolved.roleModels ?? {};
   const nodeModels = new Map<string, LanguageModel>();
   for (const name of namedModels(flow)) {

@@ -317,7 +317,7 @@ class PassRunner {
         status: 'failed',
         tokens: 0,
         attempts: 0,
-        detail: `its model "${node.model}" was not resolved when the pass began (flow run resolves the models the flow file's nodes name; a served flow, or one run from an autogram, has only the chatbot)`,
+        detail: `its model "${node.model}" was not resolved when the pass began (flow run, serve and mcp resolve the models the flow file's nodes name; a flow run from an autogram has only the graph's chatbot)`,
       });
     const answeredBy = { model: model.modelName };
     const request = nodeRequest(this.#flow, structure, pass, name, database);
