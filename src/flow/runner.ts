@@ -321,7 +321,7 @@ class PassRunner {
       });
     const answeredBy = { model: model.modelName };
     const request = nodeRequest(this.#flow, structure, pass, name, database);
-    if (!request.ok) return this.#evaluated(name, { ...request.result, ...answeredBy });
+    if (!request.ok) return this.#evaluated(name, request.result);
     const { prompt, messages, outputs } = request;
     const schema = this.#sandboxes.schemaOf(node);
     let tokens = 0;
