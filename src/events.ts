@@ -194,6 +194,8 @@ export type FlowEvent =
       output?: unknown;
       /** Tokens its model calls used in this pass; for `reused`, what its last run used (saved now). */
       tokens?: number;
+      /** The model that answered (done) or was asked (failed). */
+      model?: string;
     }
   /** Text of a running node's answer as it streams in. */
   | { type: 'flow.delta'; node: string; delta: string }

@@ -51,7 +51,8 @@ export function printFlowLines(bus: EventBus, write: (line: string) => void): ()
 }
 
 function nodeLine(event: Extract<AgentEvent, { type: 'flow.node' }>): string {
-  const tokens = event.tokens === undefined ? '' : ` (${plural(event.tokens, 'token')})`;
+  const facts = [event.tokens === undefined ? '' : plural(event.tokens, 'token'), event.model ?? ''];
+  const tokens = facts.some(Boolean) ? ` (${facts.filter(Boolean).join(', ')})` : '';
   switch (event.status) {
     case 'done':
       return `  ✓ ${event.node}${tokens}${event.detail ? `: ${excerpt(event.detail)}` : ''}`;

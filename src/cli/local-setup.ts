@@ -58,7 +58,15 @@ export async function localModelsReady(
  * call: what prepareLocalModels says and fetches comes when a model is first needed, and a failure
  * (offline, say) is that call's error. Without `fetch`, that first call fails, saying how to fetch.
  */
-export function preparedOnFirstCall({ models, endpoints }: ResolvedModels, fetch: boolean): ModelSet {
+export function preparedOnFirstCall(resolved: ResolvedModels, fetch: boolean): ModelSet {
+  return rolesPreparedOnFirstCall(resolved, fetch).models;
+}
+
+/** preparedOnFirstCall for every role, a flow's own (`roleModels`) too, sharing one preparation. */
+export function rolesPreparedOnFirstCall(
+  { models, endpoints, roleModels }: ResolvedModels,
+  fetch: boolean,
+): ResolvedModels {
   let prepared: Promise<void> | undefined;
   const ready = () =>
     (prepared ??= fetch ? prepareLocalModels(endpoints) : Promise.reject(notFetched(endpoints)));
@@ -80,11 +88,20 @@ export function preparedOnFirstCall({ models, endpoints }: ResolvedModels, fetch
     }
     return lazy;
   };
+  const byRole = endpoints as Record<string, ResolvedEndpoint>;
   return {
-    chatbot: wrap(models.chatbot, endpoints.chatbot),
-    classifier: wrap(models.classifier, endpoints.classifier),
-    userbot: wrap(models.userbot, endpoints.userbot),
-    embedder: wrap(models.embedder, endpoints.embedder),
+    endpoints,
+    models: {
+      chatbot: wrap(models.chatbot, endpoints.chatbot),
+      classifier: wrap(models.classifier, endpoints.classifier),
+      userbot: wrap(models.userbot, endpoints.userbot),
+      embedder: wrap(models.embedder, endpoints.embedder),
+    },
+    ...(roleModels && {
+      roleModels: Object.fromEntries(
+        Object.entries(roleModels).map(([role, model]) => [role, wrap(model, byRole[role]!)]),
+      ),
+    }),
   };
 }
 

@@ -52,9 +52,9 @@ export async function modelsFromOptions(
 ): Promise<ResolvedModels> {
   const resolved = await resolveModels({ flags: modelFlags(options), graph, embeddedFallback });
   if (!Object.values(resolved.endpoints).some((endpoint) => endpoint.provider === 'local')) return resolved;
-  const { localModelsReady, prepareLocalModels, preparedOnFirstCall } = await import('./local-setup.js');
+  const { localModelsReady, prepareLocalModels, rolesPreparedOnFirstCall } = await import('./local-setup.js');
   if (notReady !== 'fetch' && !(await localModelsReady(resolved.endpoints))) {
-    return { ...resolved, models: preparedOnFirstCall(resolved, notReady === 'fetch-on-first-call') };
+    return rolesPreparedOnFirstCall(resolved, notReady === 'fetch-on-first-call');
   }
   await prepareLocalModels(resolved.endpoints);
   return resolved;

@@ -3,7 +3,11 @@
  * and checked, with its models, under its name, which must be unique.
  */
 import { dirname, resolve } from 'node:path';
-import { UserError } from '../errors.js';
+import { isUserError, UserError } from '../errors.js';
+import type { FlowFile } from '../flow/schema.js';
+import { unavailableModels } from '../llm/unavailable.js';
+import { flowModels, type FlowModels } from './flow-models.js';
+import { hasModelFlags } from './model-options.js';
 import { isFlowPath, openFlow } from '../flow/load.js';
 import type { Served } from '../serve/served.js';
 import { formatFinding, openGraph } from './load-graph.js';
@@ -20,13 +24,8 @@ export async function loadServed(paths: string[], options: ModelOptionValues): P
     if (isFlowPath(path)) {
       const { flow, warnings } = await openFlow(path);
       for (const warning of warnings) writeErr(`warning: ${formatFinding(warning, '(flow)')}\n`);
-      const models = await resolveModels(
-        options,
-        { chatbot: flow.config.models.chatbot },
-        'fetch-on-first-call',
-        'flow',
-      );
-      served.push({ kind: 'flow', name: flow.name, flow, models, folder });
+      const { models, nodeModels } = await servedFlowModels(flow, options);
+      served.push({ kind: 'flow', name: flow.name, flow, models, nodeModels, folder });
     } else {
       const { file } = await openGraph(path);
       const models = await resolveModels(options, file.config.models, 'fetch-on-first-call');
@@ -51,4 +50,18 @@ export function servedGoalLoop(options: GoalLoopOptionValues): GoalLoopPermissio
     ...(options.yes && { yes: true }),
     ...(options.goalMaxSteps !== undefined && { maxSteps: options.goalMaxSteps }),
   };
+}
+
+/**
+ * A served flow's models, its nodes' too (flow-models.ts), the embedded model fetched on its first
+ * call; as for a served graph (open-agent.ts resolveModels), no model configured is an error of the
+ * first call that needs one, unless a model flag was given.
+ */
+async function servedFlowModels(flow: FlowFile, options: ModelOptionValues): Promise<FlowModels> {
+  try {
+    return await flowModels(flow, options, true, { notReady: 'fetch-on-first-call' });
+  } catch (error) {
+    if (!isUserError(error) || hasModelFlags(options)) throw error;
+    return { models: unavailableModels(error), nodeModels: new Map() };
+  }
 }

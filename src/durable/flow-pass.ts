@@ -24,7 +24,7 @@ import type { FlowRunStore } from '../flow/flow-run-store.js';
 import { newFlowRunState, type FlowRunState } from '../flow/run-state.js';
 import { runFlowPass, type NodeAsker, type PassReport } from '../flow/runner.js';
 import type { FlowFile, Json } from '../flow/schema.js';
-import type { ModelSet } from '../llm/types.js';
+import type { LanguageModel, ModelSet } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';
 import { UsageMeter } from '../llm/usage.js';
 
@@ -49,8 +49,13 @@ export interface FlowPassInput {
 /** What a process that carries flow passes lends them. */
 export interface FlowPassHost {
   flowRuns: FlowRunStore;
-  /** The models of a pass, from what it was started with. */
-  models(input: FlowPassInput): Promise<ModelSet>;
+  /**
+   * The models of a pass, from what it was started with: the built-in roles', and those its nodes name
+   * (runner.ts FlowRunOptions.nodeModels).
+   */
+  models(
+    input: FlowPassInput,
+  ): Promise<{ models: ModelSet; nodeModels?: ReadonlyMap<string, LanguageModel> }>;
   /** The process's MCP servers, for tool nodes: a process without them refuses a flow that has some. */
   mcp?: McpServers;
 }
@@ -103,7 +108,9 @@ async function carryPass(input: FlowPassInput): Promise<PassReport> {
       1,
       'run the flow again to go on from where the run is',
     );
-  const model = new UsageMeter(events).meter(await host.models(input)).chatbot;
+  const { models, nodeModels } = await host.models(input);
+  const meter = new UsageMeter(events);
+  const model = meter.meter(models).chatbot;
   const steps: FlowRunStore = {
     load: (key, flow) => flowRuns.load(key, flow),
     save: (key, saved) => DBOS.runStep(() => flowRuns.save(key, saved), { name: 'save' }),
@@ -113,6 +120,7 @@ async function carryPass(input: FlowPassInput): Promise<PassReport> {
       flow: input.flow,
       state,
       model,
+      ...(nodeModels && { nodeModels: meter.meterEach(nodeModels) }),
       events,
       ...(input.concurrency !== undefined && { concurrency: input.concurrency }),
       ...(input.contextTokens !== undefined && { contextTokens: input.contextTokens }),

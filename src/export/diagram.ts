@@ -53,9 +53,10 @@ export interface DiagramNode {
 
 /**
  * Why an arrow exists: a transition, a function call, a transition through a variable, or (in a flow)
- * a dependency, which points from the node that answers first to the node that uses its answer.
+ * a dependency, which points from the node that answers first to the node that uses its answer, or an
+ * order (`after`), from a node to one that waits for it without reading its answer (drawn dashed).
  */
-export type DiagramEdgeKind = 'transition' | 'call' | 'variable' | 'dependency';
+export type DiagramEdgeKind = 'transition' | 'call' | 'variable' | 'dependency' | 'order';
 
 /** One arrow, between box keys. `label` lines are raw text: the choice, a condition, `visit 2`, … */
 export interface DiagramEdge {

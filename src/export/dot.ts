@@ -121,6 +121,7 @@ function edgeLine(edge: DiagramEdge, labelled: boolean): string {
   const attrs: string[] = [];
   if (edge.kind === 'call') attrs.push('style=dashed', 'color="#7b4fd6"', 'fontcolor="#7b4fd6"');
   if (edge.kind === 'variable') attrs.push('style=dotted');
+  if (edge.kind === 'order') attrs.push('style=dashed', 'arrowhead=empty');
   if (labelled && edge.label.length > 0)
     attrs.push(`label=<${edge.label.map((l) => lines(wrapText(l, EDGE_LABEL_WIDTH, 3))).join('<BR/>')}>`);
   const tail = attrs.length > 0 ? ` [${attrs.join(', ')}]` : '';

@@ -1,9 +1,11 @@
 /**
  * The drawing of a flow (`NAME.flow.json`): a box per node, with its name, what checks its answer and an
- * excerpt of its prompt (a tool node: `MCP tool SERVER/TOOL` and its arguments), and an arrow from each dependency to the node that uses its answer. A
+ * excerpt of its prompt (a tool node: `MCP tool SERVER/TOOL` and its arguments), an arrow from each
+ * dependency to the node that uses its answer, and a dashed one from each node another runs `after`. A
  * dependency on a name no node has is drawn as a dashed box, as a graph's transition to one is; a flow
  * with lint errors is drawn as it is.
  */
+import { describeCompose } from '../flow/compose.js';
 import type { FlowFile, FlowNode } from '../flow/schema.js';
 import type { Diagram, DiagramEdge, DiagramNode, LabelPart } from './diagram.js';
 
@@ -23,8 +25,12 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
   }));
   const missing = new Set<string>();
   const edges: DiagramEdge[] = [];
+  const ordered = (node: FlowNode) => [
+    ...node.dependencies.map((from) => ({ from, kind: 'dependency' as const })),
+    ...node.after.map((from) => ({ from, kind: 'order' as const })),
+  ];
   for (const node of flow.nodes)
-    for (const dependency of node.dependencies) {
+    for (const { from: dependency, kind } of ordered(node)) {
       if (!names.has(dependency) && !missing.has(dependency)) {
         nodes.push({
           key: dependency,
@@ -35,16 +41,20 @@ export function buildFlowDiagram(flow: FlowFile): Diagram {
         });
         missing.add(dependency);
       }
-      edges.push({ from: dependency, to: node.name, kind: 'dependency', label: [] });
+      edges.push({ from: dependency, to: node.name, kind, label: [] });
     }
   return { name: flow.name, nodes, edges, categories: [] };
 }
 
-/** `MCP tool SERVER/TOOL` for a tool node; else `after-query: schema + code · fallback`, or undefined for neither. */
+/**
+ * `MCP tool SERVER/TOOL` for a tool node; else `model: NAME · after-query: schema + code · fallback`, or
+ * undefined for none of them.
+ */
 export function flowNodeSteps(node: FlowNode): string | undefined {
   if (node.tool) return `MCP tool ${node.tool.server}/${node.tool.name}`;
   const checks = [node.afterQuery?.schema && 'schema', node.afterQuery?.code !== undefined && 'code'];
   const steps = [
+    node.model !== undefined && `model: ${node.model}`,
     node.afterQuery && `after-query: ${checks.filter(Boolean).join(' + ')}`,
     node.fallback !== undefined && 'fallback',
   ].filter(Boolean);
@@ -61,7 +71,7 @@ function flowNodeLabel(node: FlowNode): LabelPart[] {
     ? JSON.stringify(node.tool.arguments)
     : node.prompt?.trim()
       ? node.prompt
-      : (node.compose ?? '');
+      : (describeCompose(node) ?? '');
   if (text.trim()) parts.push({ look: 'text', text, lines: 4 });
   return parts;
 }

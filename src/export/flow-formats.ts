@@ -6,6 +6,7 @@
 import { UserError } from '../errors.js';
 import { sinksOf } from '../flow/dag.js';
 import { baseStructure } from '../flow/changes.js';
+import { describeCompose } from '../flow/compose.js';
 import type { FlowFile, Json } from '../flow/schema.js';
 import type { Diagram } from './diagram.js';
 import { diagramToDot } from './dot.js';
@@ -64,6 +65,7 @@ function flowViewerNodes(flow: FlowFile, ids: string[]): ViewerNode[] {
     if (outputs.has(node.name)) badges.push({ text: 'output', kind: 'start' });
     const dependents = flow.nodes.filter((other) => other.dependencies.includes(node.name));
     const needed = dependents.map((other) => ({ name: other.name }));
+    const waiting = flow.nodes.filter((other) => other.after.includes(node.name));
     const fields = [
       textField('Prompt', node.prompt, true),
       textField('MCP tool', node.tool && `${node.tool.server}/${node.tool.name}`),
@@ -73,7 +75,17 @@ function flowViewerNodes(flow: FlowFile, ids: string[]): ViewerNode[] {
         node.dependencies.map((name) => (names.has(name) ? { name } : { name, label: 'no such node' })),
       ),
       refsField('Needed by', needed),
-      textField('Compose', node.compose, true),
+      refsField(
+        'Runs after (order only)',
+        node.after.map((name) => (names.has(name) ? { name } : { name, label: 'no such node' })),
+      ),
+      refsField(
+        'Runs before (order only)',
+        waiting.map((other) => ({ name: other.name })),
+      ),
+      textField('Model', node.model),
+      textField('System', node.system, true),
+      textField('Compose', describeCompose(node), true),
       textField('After-query schema', json(node.afterQuery?.schema)),
       textField('After-query code', node.afterQuery?.code, true),
       textField('Fallback', json(node.fallback)),

@@ -93,8 +93,8 @@ function nodeLine(box: DiagramNode, id: string): string {
 }
 
 function edgeLine(edge: DiagramEdge, ids: Map<string, string>): string {
-  // Calls and `$var` jumps are not ordinary transitions: drawn dashed, as in the DOT export.
-  const arrow = edge.kind === 'call' || edge.kind === 'variable' ? '-.->' : '-->';
+  // Calls, `$var` jumps and a flow's order-only edges carry no answer: drawn dashed, as in the DOT export.
+  const arrow = edge.kind === 'call' || edge.kind === 'variable' || edge.kind === 'order' ? '-.->' : '-->';
   const from = ids.get(edge.from)!;
   const to = ids.get(edge.to)!;
   if (edge.label.length === 0) return `${from} ${arrow} ${to}`;

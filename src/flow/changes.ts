@@ -35,6 +35,7 @@ export function baseStructure(flow: FlowFile): PassStructure {
     nodes: new Map(flow.nodes.map((node) => [node.name, node])),
     order: flow.nodes.map((node) => node.name),
     dependencies: new Map(flow.nodes.map((node) => [node.name, [...node.dependencies]])),
+    after: new Map(flow.nodes.map((node) => [node.name, [...node.after]])),
     skips: new Set(),
   };
 }
@@ -53,9 +54,9 @@ export function refusal(
   };
   switch (change.op) {
     case 'add-node': {
-      const { name, dependencies } = change.node;
+      const { name, dependencies, after } = change.node;
       if (has(name)) return `the flow already has a node "${name}"`;
-      const unknown = dependencies.find((dep) => !has(dep));
+      const unknown = [...dependencies, ...after].find((dep) => !has(dep));
       return unknown === undefined ? undefined : missing(unknown);
     }
     case 'add-edge':
@@ -95,6 +96,7 @@ export function applyChange(structure: PassStructure, change: FlowChange): PassS
         nodes: new Map(structure.nodes).set(change.node.name, change.node),
         order: [...structure.order, change.node.name],
         dependencies,
+        after: new Map(structure.after).set(change.node.name, [...change.node.after]),
       };
     case 'add-edge':
       dependencies.set(change.to, [...(dependencies.get(change.to) ?? []), change.from]);

@@ -4,10 +4,19 @@
  * no model, no clock: the runner performs what this decides.
  */
 
-/** The nodes of a pass (file order, then temporary ones in the order added) and what each depends on. */
+/**
+ * The nodes of a pass (file order, then temporary ones in the order added), what each depends on, and
+ * the nodes each runs after without reading their answers (`after`, AgentKit's add_order).
+ */
 export interface FlowShape {
   order: readonly string[];
   dependencies: ReadonlyMap<string, readonly string[]>;
+  after?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Everything `node` waits for: its dependencies, then the nodes it runs after. */
+export function predecessorsOf(shape: FlowShape, node: string): string[] {
+  return [...(shape.dependencies.get(node) ?? []), ...(shape.after?.get(node) ?? [])];
 }
 
 /**
@@ -31,7 +40,8 @@ function hasOutput(settlement: Settlement | undefined): boolean {
 
 /**
  * The next step. A node whose dependency failed (or was itself blocked) is blocked, naming the failed
- * node at the root, so the report can say why it never ran.
+ * node at the root, so the report can say why it never ran. A node it only runs after need not have
+ * answered: it waits until that node has settled, however.
  */
 export function nextStep(
   shape: FlowShape,
@@ -47,16 +57,18 @@ export function nextStep(
       const state = settled.get(dep);
       return state === 'failed' || state === 'blocked';
     });
+    const waits = shape.after?.get(node) ?? [];
     if (broken !== undefined) blocked.push({ node, failed: rootFailure(broken) });
-    else if (deps.every((dep) => hasOutput(settled.get(dep)))) ready.push(node);
+    else if (deps.every((dep) => hasOutput(settled.get(dep))) && waits.every((w) => settled.has(w)))
+      ready.push(node);
   }
   return { ready, blocked };
 }
 
 /**
  * A cycle in the shape, as the path that closes it in the direction answers flow (`['a', 'b', 'a']`:
- * b depends on a, and a on b), or undefined. Dependencies on names the shape lacks are ignored here
- * (the lint reports them).
+ * b depends on a, and a on b), or undefined; `after` counts as a dependency. Dependencies on names the
+ * shape lacks are ignored here (the lint reports them).
  */
 export function findCycle(shape: FlowShape): string[] | undefined {
   const state = new Map<string, 'open' | 'closed'>();
@@ -64,7 +76,7 @@ export function findCycle(shape: FlowShape): string[] | undefined {
   const visit = (node: string): string[] | undefined => {
     state.set(node, 'open');
     path.push(node);
-    for (const dep of shape.dependencies.get(node) ?? []) {
+    for (const dep of predecessorsOf(shape, node)) {
       if (!shape.dependencies.has(dep)) continue;
       const seen = state.get(dep);
       if (seen === 'open') return [...path.slice(path.indexOf(dep)), dep].reverse();
@@ -90,14 +102,14 @@ export function describeCycle(cycle: readonly string[]): string {
   return cycle.join(' → ');
 }
 
-/** The longest dependency chain, in nodes (a flow of independent nodes has depth 1). */
+/** The longest chain of nodes waiting for one another, `after` included (independent nodes: depth 1). */
 export function depthOf(shape: FlowShape): number {
   const depth = new Map<string, number>();
   const of = (node: string): number => {
     const known = depth.get(node);
     if (known !== undefined) return known;
     depth.set(node, 1);
-    const deps = (shape.dependencies.get(node) ?? []).filter((dep) => shape.dependencies.has(dep));
+    const deps = predecessorsOf(shape, node).filter((dep) => shape.dependencies.has(dep));
     const value = 1 + Math.max(0, ...deps.map(of));
     depth.set(node, value);
     return value;

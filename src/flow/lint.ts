@@ -10,6 +10,7 @@ import type { Finding } from '../graph/lint.js';
 import { closestName } from '../graph/names.js';
 import { describeCycle, findCycle } from './dag.js';
 import { baseStructure } from './changes.js';
+import { composeAsksPrompt, composedDependencies, composeTemplates } from './compose.js';
 import type { FlowFile, FlowNode } from './schema.js';
 import { referencesIn } from './template.js';
 import { argumentTexts } from './tool-arguments.js';
@@ -32,7 +33,7 @@ export function lintFlow(flow: FlowFile): Finding[] {
     findings.push({
       severity: 'error',
       message: `the dependencies form a cycle: ${describeCycle(cycle)}`,
-      hint: 'a flow is evaluated in dependency order, so one of these nodes must not depend on the next',
+      hint: 'a flow is evaluated in dependency order ("after" included), so one of these nodes must not depend on the next',
     });
   if (flow.config.system)
     findings.push(...databaseFindings(flow, flow.config.system, undefined, 'config.system'));
@@ -54,9 +55,29 @@ function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[
     } else if (deps.has(dep)) warn(`it lists "${dep}" twice among its dependencies`);
     deps.add(dep);
   }
+  if (node.model === 'embedder') error('its model is the embedder, which does not answer prompts');
+  else if (node.model !== undefined && /^local:/.test(node.model))
+    error(
+      `its model is "${node.model}": a flow file may ask for the embedded model ("local") but not name a GGUF`,
+      'choose the GGUF yourself: --model local:REF, or META_AGENT_<ROLE>_MODEL for a role of config.models',
+    );
+  for (const earlier of node.after) {
+    if (earlier === node.name) error('it runs after itself');
+    else if (!names.includes(earlier)) {
+      const guess = closestName(earlier, names);
+      error(`it runs after "${earlier}", which is not a node${guess ? `; did you mean "${guess}"?` : ''}`);
+    } else if (deps.has(earlier))
+      warn(`it lists "${earlier}" both as a dependency and in "after"`, 'a dependency already runs first');
+  }
+  for (const dep of composedDependencies(node))
+    if (!deps.has(dep))
+      error(
+        `its compose list shows the answer of "${dep}", but it does not depend on "${dep}"`,
+        `add "${dep}" to its dependencies, so it runs first`,
+      );
   const texts: Array<[field: string, text: string | undefined]> = [
     ['prompt', node.prompt],
-    ['compose', node.compose],
+    ...composeTemplates(node),
     ...Object.entries(node.tool?.arguments ?? {}).flatMap(([key, value]) =>
       argumentTexts(value, key).map(({ at, text }): [string, string] => [`argument ${at}`, text]),
     ),
@@ -64,17 +85,19 @@ function nodeFindings(flow: FlowFile, node: FlowNode, names: string[]): Finding[
   for (const [field, text] of texts) {
     if (text === undefined) continue;
     for (const ref of referencesIn(text)) {
-      if (ref.kind === 'prompt' && field !== 'compose')
+      if (ref.kind === 'prompt' && !field.startsWith('compose'))
         error(`its ${field} uses ${ref.text}, which only a compose template can`);
       if (ref.kind === 'out' && !deps.has(ref.node))
         error(
           `its ${field} uses ${ref.text}, but it does not depend on "${ref.node}"`,
-          `add "${ref.node}" to its dependencies, so it runs first`,
+          node.after.includes(ref.node)
+            ? `"after" only orders the nodes; move "${ref.node}" to its dependencies to read its answer`
+            : `add "${ref.node}" to its dependencies, so it runs first`,
         );
     }
     findings.push(...databaseFindings(flow, text, node.name, field));
   }
-  if (node.compose !== undefined && !referencesIn(node.compose).some((ref) => ref.kind === 'prompt'))
+  if (!composeAsksPrompt(node))
     warn('its compose template leaves out $prompt$, so its own prompt is never asked');
   if (node.prompt?.trim() === '' && node.compose === undefined) error('its prompt is empty');
   const code = node.afterQuery?.code;

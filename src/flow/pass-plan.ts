@@ -9,6 +9,7 @@ import { InvalidFileError, UserError } from '../errors.js';
 import type { FlowEvent } from '../events.js';
 import { closestName } from '../graph/names.js';
 import type { ChatMessage } from '../llm/types.js';
+import { composeMessages, composeTemplates } from './compose.js';
 import {
   applyChange,
   baseStructure,
@@ -249,8 +250,11 @@ export function nodeRequest(
   const outputs = new Map(dependencies.map((dep) => [dep, pass.results[dep]!.output]));
   try {
     const prompt = renderFlowText(node.prompt ?? '', { db: database, outputs });
-    const messages = compose(flow, node, prompt, dependencies, pass, database, outputs);
-    const unset = unsetReferences([flow.config.system, node.prompt, node.compose], database);
+    const answered = (dep: string) => pass.results[dep]!;
+    const messages = composeMessages({ flow, node, prompt, dependencies, answered, database, outputs });
+    const templates = composeTemplates(node).map(([, text]) => text);
+    const system = node.system === undefined ? [flow.config.system] : [];
+    const unset = unsetReferences([...system, node.prompt, ...templates], database);
     return { ok: true, prompt, messages, outputs, unset };
   } catch (error) {
     return { ok: false, result: failedResult(0, 0, `its prompt: ${(error as Error).message}`) };
@@ -303,43 +307,6 @@ export function checkToolServers(flow: FlowFile, servers: readonly string[] | un
   );
 }
 
-/**
- * The node's messages. By default (seed 003, eq. 1): the system message, each dependency as an
- * earlier question and its answer, in the order the node lists them, then the node's own prompt.
- * A compose template makes the prompt one message instead.
- */
-function compose(
-  flow: FlowFile,
-  node: FlowNode,
-  prompt: string,
-  dependencies: readonly string[],
-  pass: PassState,
-  database: Record<string, Json>,
-  outputs: ReadonlyMap<string, unknown>,
-): ChatMessage[] {
-  const system: ChatMessage[] = flow.config.system
-    ? [{ role: 'system', content: renderFlowText(flow.config.system, { db: database }) }]
-    : [];
-  if (node.compose !== undefined)
-    return [
-      ...system,
-      { role: 'user', content: renderFlowText(node.compose, { db: database, outputs, prompt }) },
-    ];
-  const earlier = dependencies.flatMap((dep): ChatMessage[] => {
-    const result = pass.results[dep]!;
-    return [
-      { role: 'user', content: result.prompt ?? dep },
-      { role: 'assistant', content: asText(result.output) },
-    ];
-  });
-  return [...system, ...earlier, { role: 'user', content: prompt }];
-}
-
-/** A dependency's output as the text of an earlier answer. */
-function asText(output: unknown): string {
-  return typeof output === 'string' ? output : JSON.stringify(output, null, 2);
-}
-
 /** How a node that found no accepted answer ends. */
 export interface Unanswered {
   node: FlowNode;
@@ -380,12 +347,24 @@ export function nodeEvent(node: string, result: NodeResult): FlowEvent {
     case 'blocked':
       return { type: 'flow.node', node, status, detail };
     case 'failed':
-      return { type: 'flow.node', node, status, detail, tokens };
+      return { type: 'flow.node', node, status, detail, tokens, ...answeredBy(result) };
     case 'done':
       return result.fellBack
-        ? { type: 'flow.node', node, status, output, tokens, detail }
-        : { type: 'flow.node', node, status, output, tokens, attempt: result.attempts };
+        ? { type: 'flow.node', node, status, output, tokens, detail, ...answeredBy(result) }
+        : {
+            type: 'flow.node',
+            node,
+            status,
+            output,
+            tokens,
+            attempt: result.attempts,
+            ...answeredBy(result),
+          };
   }
+}
+
+function answeredBy(result: NodeResult): { model?: string } {
+  return result.model === undefined ? {} : { model: result.model };
 }
 
 /** The top-level database keys that differ between a step's snapshot and what a node's code left. */

@@ -50,6 +50,8 @@ const nodeResultSchema = z.strictObject({
   savedTokens: z.number().int().nonnegative().optional(),
   /** The step it ran in (done or failed): a change that comes too late says so. */
   step: z.number().int().positive().optional(),
+  /** The model that answered it (or was asked, for a failed node): its name as the server knows it. */
+  model: z.string().optional(),
 });
 export type NodeResult = z.infer<typeof nodeResultSchema>;
 

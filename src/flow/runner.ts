@@ -54,8 +54,13 @@ export interface FlowRunOptions {
   flow: FlowFile;
   /** The run so far; the pass changes it and saves it after every step. */
   state: FlowRunState;
-  /** Answers every node (metered by the caller, so its calls are events too). */
+  /** Answers every node that names no model (metered by the caller, so its calls are events too). */
   model: LanguageModel;
+  /**
+   * The models of the nodes that name one, by the name they give (`reason`, `gpt-4o`, `local`);
+   * metered as `model` is. A node whose name is missing here fails, saying so.
+   */
+  nodeModels?: ReadonlyMap<string, LanguageModel>;
   events: EventBus;
   /** Nodes asked at once (1 = one after another); default the flow's, else DEFAULT_CONCURRENCY. */
   concurrency?: number;
@@ -325,6 +330,15 @@ class PassRunner {
       if (!call.ok) return this.#evaluated(name, call.result);
       return this.#evaluated(name, await callToolNode(this.#options.mcp, name, call, events, signal));
     }
+    const model = node.model === undefined ? this.#options.model : this.#options.nodeModels?.get(node.model);
+    if (!model)
+      return this.#evaluated(name, {
+        status: 'failed',
+        tokens: 0,
+        attempts: 0,
+        detail: `its model "${node.model}" was not resolved when the pass began (flow run, serve and mcp resolve the models the flow file's nodes name; a flow run from an autogram has only the graph's chatbot)`,
+      });
+    const answeredBy = { model: model.modelName };
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
     const { prompt, outputs, unset } = request;
@@ -332,6 +346,7 @@ class PassRunner {
     const schema = this.#sandboxes.schemaOf(node);
     const fitted = this.#fit(
       name,
+      model,
       schema ? withSchemaInstruction(request.messages, schemaFor(schema)) : request.messages,
     );
     if (!fitted.ok) return this.#evaluated(name, failedResult(0, 0, fitted.error));
@@ -350,7 +365,7 @@ class PassRunner {
               ? { type: 'flow.node', node: name, status: 'running', attempt }
               : { type: 'flow.node', node: name, status: 'retry', attempt, detail: lastProblem },
           );
-          const completion = await this.#ask(name, conversation, schema, signal);
+          const completion = await this.#ask(model, name, conversation, schema, signal);
           tokens += completion.usage.promptTokens + completion.usage.completionTokens;
           return completion;
         },
@@ -373,27 +388,34 @@ class PassRunner {
         },
       });
       const { output } = accepted!;
-      const result: NodeResult = { status: 'done', output, prompt, tokens, attempts: repaired.attempts };
+      const result: NodeResult = {
+        status: 'done',
+        output,
+        prompt,
+        tokens,
+        attempts: repaired.attempts,
+        ...answeredBy,
+      };
       return this.#evaluated(name, result, accepted);
     } catch (error) {
       if (signal?.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       const { attempts: tries } = this.#flow.config;
-      return this.#evaluated(
-        name,
-        unansweredResult({ node, prompt, tokens, tries, rejections, lastProblem, error: message }),
-      );
+      return this.#evaluated(name, {
+        ...unansweredResult({ node, prompt, tokens, tries, rejections, lastProblem, error: message }),
+        ...answeredBy,
+      });
     }
   }
 
   /** The node's messages within the model's context (fit-context.ts); a trim is told, never silent. */
-  #fit(name: string, messages: ChatMessage[]): Fitted {
+  #fit(name: string, model: LanguageModel, messages: ChatMessage[]): Fitted {
     const { config } = this.#flow;
     const contextTokens = this.#options.contextTokens ?? config.contextTokens ?? CONTEXT_TOKENS;
     const answerTokens = config.generation?.maxTokens;
     const fitted = fitToContext(name, messages, {
       contextTokens,
-      modelName: this.#options.model.modelName,
+      modelName: model.modelName,
       ...(answerTokens !== undefined && { answerTokens }),
     });
     if (fitted.ok && fitted.trim.from !== fitted.trim.to)
@@ -409,12 +431,13 @@ class PassRunner {
   }
 
   async #ask(
+    model: LanguageModel,
     name: string,
     messages: ChatMessage[],
     schema: z.ZodType | undefined,
     signal: AbortSignal | undefined,
   ): Promise<Completion> {
-    const { model, events } = this.#options;
+    const { events } = this.#options;
     const generation = this.#flow.config.generation;
     const send = (responseFormat?: ResponseFormat) =>
       model.stream(

@@ -70,6 +70,39 @@ export const toolCallSchema = z.strictObject({
 });
 export type ToolCall = z.infer<typeof toolCallSchema>;
 
+/**
+ * A flow's own model role (`fast`, `reason`, `spatial`: AgentKit's tiers): a lowercase identifier, so
+ * `META_AGENT_<ROLE>_MODEL` can name its model as it does a built-in role's.
+ */
+export const FLOW_ROLE_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+
+/**
+ * One entry of a node's `compose` list: a message whose content is a template, the dependencies'
+ * questions and answers as earlier turns, or a database list (a history) as messages.
+ */
+export const composeEntrySchema = z.union([
+  z.strictObject({
+    role: z.enum(['system', 'user', 'assistant']),
+    content: z.string().describe('A template: `$prompt$`, `$out.NODE$`, `$db.key$`.'),
+  }),
+  z.strictObject({
+    dependencies: z
+      .union([z.literal('all'), z.array(nodeName)])
+      .describe('These dependencies (`all`: every one, in order) as earlier questions and answers.'),
+  }),
+  z.strictObject({
+    history: z
+      .string()
+      .regex(/^\$db(\.[^$\n]+)?\$$/, 'a history is one database reference, like "$db.history$"')
+      .describe(
+        'A database list, one message per item: `{role, content}` as it is, anything else as a message of `role`.',
+      ),
+    last: z.number().int().positive().optional().describe('Only the last N items.'),
+    role: z.enum(['user', 'assistant', 'system']).default('user').describe('The role of plain items.'),
+  }),
+]);
+export type ComposeEntry = z.infer<typeof composeEntrySchema>;
+
 export const flowNodeSchema = z
   .strictObject({
     name: nodeName,
@@ -86,11 +119,30 @@ export const flowNodeSchema = z
       .array(nodeName)
       .default([])
       .describe('Nodes whose outputs this one needs: they run first, and their answers are in its prompt.'),
-    compose: z
+    after: z
+      .array(nodeName)
+      .default([])
+      .describe(
+        'Nodes this one runs after without reading their answers (AgentKit’s add_order): it waits until they have settled, answered or not.',
+      ),
+    model: z
       .string()
+      .trim()
+      .min(1)
+      .max(200)
       .optional()
       .describe(
-        'The prompt as one message instead of the default (dependencies as earlier turns): `$prompt$`, `$out.NODE$`, `$db.key$`.',
+        'The model that answers this node: a role of config.models (`fast`, `reason`, …) or a built-in chat role (chatbot, classifier, userbot), else a model name, or `local` for the embedded model. Default: the chatbot.',
+      ),
+    system: z
+      .string()
+      .optional()
+      .describe('This node’s system message, in place of config.system (a template, like a prompt).'),
+    compose: z
+      .union([z.string(), z.array(composeEntrySchema).min(1)])
+      .optional()
+      .describe(
+        'The messages after the system message, instead of the default (dependencies as earlier turns, then the prompt). A string is one user message; a list builds several. Templates: `$prompt$`, `$out.NODE$`, `$db.key$`.',
       ),
     afterQuery: afterQuerySchema.optional(),
     fallback: jsonValue
@@ -107,7 +159,7 @@ export const flowNodeSchema = z
     // A tool's result is the output as it is: there is no answer to compose, check or ask again for
     // (a tool may have side effects, so it is called once). A prompt node after it can reshape it.
     if (node.tool)
-      for (const field of ['compose', 'afterQuery', 'fallback'] as const)
+      for (const field of ['compose', 'afterQuery', 'fallback', 'model', 'system'] as const)
         if (node[field] !== undefined)
           ctx.addIssue({
             code: 'custom',
@@ -153,7 +205,18 @@ export const flowConfigSchema = z.strictObject({
     .describe(
       'The model’s context window in tokens (default 8192, as `run`): a node’s prompt is trimmed to fit it with room for the answer.',
     ),
-  models: z.strictObject({ chatbot: modelRefSchema.optional() }).default({}),
+  models: z
+    .record(
+      z.string().regex(FLOW_ROLE_NAME, 'a model role is a lowercase identifier (letters, digits, "_")'),
+      modelRefSchema,
+    )
+    .default({})
+    .refine((models) => !Object.hasOwn(models, 'embedder'), {
+      message: 'the embedder is not a chat model: a node cannot be answered by it',
+    })
+    .describe(
+      'The model of each role: `chatbot` answers nodes that name none; other roles (`fast`, `reason`) answer the nodes whose `model` names them.',
+    ),
   sandbox: z
     .strictObject({
       timeoutMs: z.number().int().positive().default(1000),

@@ -28,8 +28,11 @@ export type ModelProvider = 'openai' | 'scripted' | 'local';
 /** A model name that picks the embedded model: `local` (the default GGUF) or `local:REF`. */
 const LOCAL_PREFIX = /^local(?::|$)/;
 
-/** A graph file's own model choices (`config.models`), the lowest-priority settings. */
-export type GraphModelConfig = Partial<Record<ModelRole, { model?: string; baseUrl?: string }>>;
+/**
+ * A graph file's own model choices (`config.models`), the lowest-priority settings. A flow file may add
+ * chat roles of its own (`fast`, `reason`): they are resolved as the built-in chat roles are.
+ */
+export type GraphModelConfig = Partial<Record<string, { model?: string; baseUrl?: string }>>;
 
 /** Settings from the command line (see cli/options.ts). */
 export interface ModelFlags {
@@ -75,17 +78,26 @@ export type ResolvedEndpoint = { model: string; source: string } & (
     }
 );
 
+/** Every built-in role's endpoint; a flow's own roles, when it has some, are further keys. */
 export type ResolvedEndpoints = Record<ModelRole, ResolvedEndpoint>;
 
 export interface ResolvedModels {
   models: ModelSet;
   endpoints: ResolvedEndpoints;
+  /** The model of every role, a flow file's own roles too (`fast`, `reason`), sharing `models`' objects. */
+  roleModels?: Record<string, LanguageModel>;
 }
 
 /** Resolves the endpoints and builds the models (roles with identical settings share one object). */
 export async function resolveModels(input: ModelConfigInput = {}): Promise<ResolvedModels> {
   const endpoints = await resolveEndpoints(input);
-  return { endpoints, models: await createModels(endpoints) };
+  const roleModels = await createRoleModels(endpoints);
+  return { endpoints, models: pickRoles(roleModels), roleModels };
+}
+
+function pickRoles(models: Record<string, LanguageModel>): ModelSet {
+  const { chatbot, classifier, userbot, embedder } = models;
+  return { chatbot: chatbot!, classifier: classifier!, userbot: userbot!, embedder: embedder! };
 }
 
 interface Setting {
@@ -99,8 +111,9 @@ interface Setting {
 export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<ResolvedEndpoints> {
   const flags = input.flags ?? {};
   const env = input.env ?? process.env;
+  const fileRoles = Object.keys(input.graph ?? {}).filter((role) => !ROLES.includes(role as ModelRole));
   if (flags.provider === 'scripted' || (flags.script !== undefined && flags.provider === undefined)) {
-    return scriptedEndpoints(flags.script);
+    return scriptedEndpoints(flags.script, fileRoles);
   }
   if (flags.script !== undefined) {
     throw new UserError('--script only applies to --provider scripted', 2);
@@ -113,11 +126,11 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
     );
   }
 
-  const partial = ROLES.map((role) => {
+  const partial = [...ROLES, ...fileRoles].map((role) => {
     const ROLE = role.toUpperCase();
     const chatRole = role !== 'embedder';
     const model = first([
-      [flags.roleModels?.[role], `--${role}-model`],
+      [flags.roleModels?.[role as ModelRole], `--${role}-model`],
       [chatRole ? flags.model : undefined, '--model'],
       [env[`META_AGENT_${ROLE}_MODEL`], `META_AGENT_${ROLE}_MODEL`],
       [chatRole ? env.META_AGENT_MODEL : undefined, 'META_AGENT_MODEL'],
@@ -145,7 +158,7 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
     return { role, model, baseUrl, apiKey, withheldKey, local };
   });
 
-  const endpoints: Partial<ResolvedEndpoints> = {};
+  const endpoints: Record<string, ResolvedEndpoint> = {};
   const chatModel = partial.find((entry) => entry.role === 'chatbot')?.model;
   for (const entry of partial) {
     // An embedder not named otherwise embeds with the chatbot's GGUF, as on a local server.
@@ -184,7 +197,8 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
   for (const { role, model, baseUrl, apiKey, withheldKey } of partial) {
     if (endpoints[role]) continue;
     const url = baseUrl as Setting;
-    const chosen = model ?? (await defaultModel(role, url.value, apiKey, listings, endpoints.chatbot));
+    const chosen =
+      model ?? (await defaultModel(role as ModelRole, url.value, apiKey, listings, endpoints.chatbot));
     endpoints[role] = {
       provider: 'openai',
       model: chosen.value,
@@ -195,7 +209,7 @@ export async function resolveEndpoints(input: ModelConfigInput = {}): Promise<Re
       source: `model from ${chosen.source}; URL from ${url.source}`,
     };
   }
-  return endpoints as ResolvedEndpoints;
+  return endpoints as ResolvedEndpoints & Record<string, ResolvedEndpoint>;
 }
 
 /**
@@ -224,9 +238,23 @@ function namesGguf(setting: Setting): boolean {
 
 /** Builds one model per distinct endpoint and hands it to every role that uses it. */
 export async function createModels(endpoints: ResolvedEndpoints): Promise<ModelSet> {
-  const scripted = Object.values(endpoints).find((endpoint) => endpoint.provider === 'scripted');
-  if (scripted?.provider === 'scripted') return createScriptedModels(scripted.script);
+  return pickRoles(await createRoleModels(endpoints));
+}
+
+/**
+ * A model for every role of `endpoints`, a flow's own roles too; roles with identical settings share
+ * one model.
+ */
+export async function createRoleModels(
+  endpoints: Record<string, ResolvedEndpoint>,
+): Promise<Record<string, LanguageModel>> {
   const all = Object.values(endpoints);
+  const scripted = all.find((endpoint) => endpoint.provider === 'scripted');
+  if (scripted?.provider === 'scripted') {
+    // A flow's own roles are chat roles: the script answers them as the chatbot.
+    const set: Record<string, LanguageModel> = { ...(await createScriptedModels(scripted.script)) };
+    return Object.fromEntries(Object.keys(endpoints).map((role) => [role, set[role] ?? set.chatbot!]));
+  }
   const { OpenAIModel } = all.some((endpoint) => endpoint.provider === 'openai')
     ? await import('./openai.js')
     : { OpenAIModel: undefined };
@@ -249,15 +277,10 @@ export async function createModels(endpoints: ResolvedEndpoints): Promise<ModelS
     }
     return model;
   };
-  return {
-    chatbot: modelFor(endpoints.chatbot),
-    classifier: modelFor(endpoints.classifier),
-    userbot: modelFor(endpoints.userbot),
-    embedder: modelFor(endpoints.embedder),
-  };
+  return Object.fromEntries(Object.entries(endpoints).map(([role, endpoint]) => [role, modelFor(endpoint)]));
 }
 
-function scriptedEndpoints(script: string | undefined): ResolvedEndpoints {
+function scriptedEndpoints(script: string | undefined, fileRoles: readonly string[]): ResolvedEndpoints {
   if (!script) {
     throw new UserError(
       '--provider scripted needs a rules file',
@@ -271,7 +294,8 @@ function scriptedEndpoints(script: string | undefined): ResolvedEndpoints {
     script,
     source: `the script ${script}`,
   };
-  return { chatbot: endpoint, classifier: endpoint, userbot: endpoint, embedder: endpoint };
+  const roles = [...ROLES, ...fileRoles].map((role) => [role, endpoint]);
+  return Object.fromEntries(roles) as ResolvedEndpoints;
 }
 
 /**

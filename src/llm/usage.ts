@@ -92,6 +92,11 @@ export class UsageMeter {
     };
   }
 
+  /** Each of `models` metered as a chat model (a flow's nodes' models), by the same keys. */
+  meterEach<K>(models: ReadonlyMap<K, LanguageModel>): Map<K, LanguageModel> {
+    return new Map([...models].map(([key, model]) => [key, this.wrap('chatbot', model)]));
+  }
+
   /** A model that does what `model` does and reports each call as `role`. */
   wrap(role: ModelRole, model: LanguageModel): LanguageModel {
     const record = (purpose: string, usage: TokenUsage, started: number, answeredBy: string) =>

@@ -23,6 +23,8 @@ export interface NodeView {
   output?: Json;
   detail?: string;
   tokens: number;
+  /** The model that answered it (done) or was asked (failed). */
+  model?: string;
 }
 
 /** A pass as the routes show it: its report once it has finished, what it has settled so far before. */
@@ -97,13 +99,15 @@ export class LivePass {
     this.#state = newFlowRunState(served.flow);
     const events = new EventBus();
     const unsubscribe = events.on((event) => this.log.append(event));
-    const model = new UsageMeter(events).meter(served.models).chatbot;
+    const meter = new UsageMeter(events);
+    const model = meter.meter(served.models).chatbot;
     this.done = ctx.track(
       runFlowPass(
         {
           flow: served.flow,
           state: this.#state,
           model,
+          ...(served.nodeModels && { nodeModels: meter.meterEach(served.nodeModels) }),
           events,
           keptAt: { store: ctx.store.flowRuns, key: ctx.flowRunKey(this.id) },
           ...(ctx.mcp && { mcp: ctx.mcp }),
@@ -148,6 +152,7 @@ function nodeView(result: NodeResult): NodeView {
     ...(result.output !== undefined && { output: result.output }),
     ...(result.detail !== undefined && { detail: result.detail }),
     tokens: result.tokens,
+    ...(result.model !== undefined && { model: result.model }),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import type { FlowFile } from '../flow/schema.js';
 import type { GraphFile } from '../graph/schema.js';
-import type { ModelSet } from '../llm/types.js';
+import type { LanguageModel, ModelSet } from '../llm/types.js';
 
 export interface ServedAgent {
   kind: 'agent';
@@ -21,6 +21,8 @@ export interface ServedFlow {
   name: string;
   flow: FlowFile;
   models: ModelSet;
+  /** The models its nodes name, by the name they give (flow/runner.ts FlowRunOptions.nodeModels). */
+  nodeModels?: ReadonlyMap<string, LanguageModel>;
   folder: string;
 }
 

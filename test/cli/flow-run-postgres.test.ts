@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -117,6 +117,52 @@ describe('meta-agent flow run on PostgreSQL', () => {
       `select workflow_uuid as id, status from dbos.workflow_status`,
     );
     expect(workflows).toEqual([{ id: 'flow:plan:pass:1', status: 'SUCCESS' }]);
+  });
+
+  it('asks each node of the model it names and keeps order-only edges, as a durable pass', async () => {
+    const url = await freshDatabase();
+    const flow = JSON.parse(await readFile('examples/crafter-planner.flow.json', 'utf8')) as {
+      config: { models: Record<string, { model: string }> };
+      nodes: { name: string; prompt: string; model: string }[];
+    };
+    const nodeOf = (body: { messages: { role: string; content: unknown }[] }) =>
+      flow.nodes.find((node) => question(body).startsWith(node.prompt.slice(0, 40)))!;
+    server = await startOpenAIServer({
+      models: Object.values(flow.config.models).map((ref) => ref.model),
+      rejectUnknownModels: true,
+      reply: (body) => `answer of ${nodeOf(body).name}`,
+    });
+    const result = await runCli(
+      [
+        'flow',
+        'run',
+        'examples/crafter-planner.flow.json',
+        '--base-url',
+        server.url,
+        '--state',
+        'crafter',
+        '--json',
+      ],
+      { env: { META_AGENT_DATABASE_URL: url } },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as {
+      results: Record<string, { model?: string }>;
+    };
+    const asked = new Map(server.chatRequests().map((body) => [nodeOf(body).name, body.model]));
+    const rounds = new Map(
+      server.requests
+        .filter((request) => request.path === '/v1/chat/completions')
+        .map((request) => [
+          nodeOf(request.body as { messages: { role: string; content: unknown }[] }).name,
+          request.round,
+        ]),
+    );
+    for (const node of flow.nodes) {
+      expect(asked.get(node.name), node.name).toBe(flow.config.models[node.model]!.model);
+      expect(report.results[node.name]!.model, node.name).toBe(flow.config.models[node.model]!.model);
+    }
+    expect(rounds.get('unknown')!).toBeGreaterThan(rounds.get('kb-add')!);
   });
 
   it("asks a step's nodes at once, up to --concurrency", async () => {

@@ -310,7 +310,9 @@ describe('reduceFlowView', () => {
           outline: { status: 'done', output: 'o', prompt: 'p', tokens: 100, attempts: 2 },
           facts: { status: 'failed', tokens: 30, attempts: 3, detail: 'no answer' },
         },
-        changes: [{ op: 'add-node', node: { name: 'extra', prompt: 'more', dependencies: ['outline'] } }],
+        changes: [
+          { op: 'add-node', node: { name: 'extra', prompt: 'more', dependencies: ['outline'], after: [] } },
+        ],
         startedAt: '2025-01-01T00:00:00.000Z',
       },
     };

@@ -7,14 +7,14 @@ import { checkToolServers } from '../../flow/pass-plan.js';
 import { newFlowRunState } from '../../flow/run-state.js';
 import type { FlowFile } from '../../flow/schema.js';
 import { runFlowPass, type PassReport } from '../../flow/runner.js';
-import type { ModelSet } from '../../llm/types.js';
 import { unavailableModels } from '../../llm/unavailable.js';
 import { UsageMeter } from '../../llm/usage.js';
 import { printEvents } from '../chat-lines.js';
 import { flowAnswers, flowSummary, printFlowLines } from '../flow-lines.js';
 import { stopOnCtrlC } from '../interrupt.js';
 import { formatFinding } from '../load-graph.js';
-import { hasModelFlags, modelsForFile } from '../model-options.js';
+import { flowModels, type FlowModels } from '../flow-models.js';
+import { hasModelFlags } from '../model-options.js';
 import type { McpServers } from '../../mcp/servers.js';
 import { mcpServersFor, type McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
@@ -71,7 +71,8 @@ async function runPass(
   const state = saved ?? newFlowRunState(flow);
   const bus = new EventBus();
   const meter = new UsageMeter(bus);
-  const model = meter.meter(await modelsOf(flow, options)).chatbot;
+  const { models, nodeModels } = await modelsOf(flow, options);
+  const model = meter.meter(models).chatbot;
   if (model.answersFrom === 'rules')
     writeErr(`[scripted] the answers come from the rules in ${options.script}, not from a model\n`);
   const interactive =
@@ -121,6 +122,7 @@ async function runPass(
             flow,
             state,
             model,
+            nodeModels: meter.meterEach(nodeModels),
             events: bus,
             ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
             ...(options.contextTokens !== undefined && { contextTokens: options.contextTokens }),
@@ -153,13 +155,17 @@ async function runPass(
 }
 
 /**
- * The models the pass asks. A flow whose every node is an MCP tool call asks none (a tool node has no
- * after-query step to add a prompt node), so unless a model flag names one, none is looked for.
+ * The models the pass asks (flow-models.ts). A flow whose every node is an MCP tool call asks none (a
+ * tool node has no after-query step to add a prompt node), so unless a model flag names one, none is
+ * looked for.
  */
-async function modelsOf(flow: FlowFile, options: FlowRunOptions): Promise<ModelSet> {
+async function modelsOf(flow: FlowFile, options: FlowRunOptions): Promise<FlowModels> {
   if (flow.nodes.every((node) => node.tool) && !hasModelFlags(options))
-    return unavailableModels(
-      new UserError(`the flow "${flow.name}" asks no model: its nodes call MCP tools`),
-    );
-  return (await modelsForFile(options, { chatbot: flow.config.models.chatbot }, 'flow')).models;
+    return {
+      models: unavailableModels(
+        new UserError(`the flow "${flow.name}" asks no model: its nodes call MCP tools`),
+      ),
+      nodeModels: new Map(),
+    };
+  return flowModels(flow, options);
 }

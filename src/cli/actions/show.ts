@@ -1,5 +1,6 @@
 /** What `meta-agent show` does (declared in ../commands/show.ts). */
 import { baseStructure } from '../../flow/changes.js';
+import { describeCompose } from '../../flow/compose.js';
 import { depthOf } from '../../flow/dag.js';
 import { lintFlow } from '../../flow/lint.js';
 import { isFlowPath, loadFlowFile } from '../../flow/load.js';
@@ -90,14 +91,24 @@ function describeFlowNode(node: FlowNode, has: (name: string) => boolean): strin
     node.afterQuery?.code !== undefined && '[code]',
     node.fallback !== undefined && '[fallback]',
   ].filter(Boolean);
-  const head = [node.name, after.length > 0 && `[after: ${after.join(', ')}]`, steps.join(' ')];
+  // `after` entries only order the node: shown apart from the dependencies whose answers it reads.
+  const waits = node.after.map((dep) => (has(dep) ? dep : `${dep} (missing)`));
+  const head = [
+    node.name,
+    after.length > 0 && `[after: ${after.join(', ')}]`,
+    waits.length > 0 && `[order only, after: ${waits.join(', ')}]`,
+    node.model !== undefined && `[model: ${node.model}]`,
+    steps.join(' '),
+  ];
   const lines = [head.filter(Boolean).join('  ')];
   if (node.prompt?.trim()) lines.push(`    ${excerpt(node.prompt)}`);
   if (node.tool)
     lines.push(
       `    MCP tool ${node.tool.server}/${node.tool.name} ${excerpt(JSON.stringify(node.tool.arguments))}`,
     );
-  if (node.compose?.trim()) lines.push(`    compose: ${excerpt(node.compose)}`);
+  if (node.system?.trim()) lines.push(`    system: ${excerpt(node.system)}`);
+  const compose = describeCompose(node);
+  if (compose?.trim()) lines.push(`    compose: ${excerpt(compose)}`);
   return lines;
 }
 

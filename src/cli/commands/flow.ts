@@ -31,6 +31,9 @@ Examples:
   $ meta-agent flow run plan.flow.json --input task=… --json | jq 'select(.type == "flow.node")'
   # a flow whose tool nodes call your MCP servers' tools
   $ meta-agent flow run research.flow.json --input topic=tides --mcp-config ~/mcp.json
+  # AgentKit's Crafter planner: a model per node (fast, reason, spatial), order-only edges
+  $ meta-agent flow run examples/crafter-planner.flow.json --provider scripted --script examples/crafter-planner.script.json
+  $ META_AGENT_REASON_MODEL=o3-mini meta-agent flow run examples/crafter-planner.flow.json
 
 A pass runs in steps: every node whose dependencies have answered is asked in the same step, up to
 --concurrency at once, against the database as the step began; what their after-query steps write and
@@ -57,6 +60,14 @@ pass stops), and the pass is a durable workflow: each node is asked once and rec
 commits it. After Ctrl+C the same command goes on with the pass at once; after a crash it waits until
 the dead process's pass is put back (within seconds), here or on a \`meta-agent worker\`. Either way no
 committed node is asked again, and the pass goes on with the models it began with.
+
+A node's "model" names a role of the flow's config.models ("fast": {"model": "gpt-4o-mini"}), a chat
+role (chatbot, classifier, userbot) or a model itself ("gpt-4o", "local"); nodes without one use the
+chatbot. --model replaces them all, META_AGENT_<ROLE>_MODEL one role; each node's line and the report
+say which model answered. "after": ["a"] waits for node a without reading its answer (AgentKit's
+add_order), even when a failed. "system" replaces config.system for one node, and a "compose" list
+builds its messages: {"role": "system", "content": "$db.manual$"}, {"history": "$db.steps$",
+"last": 25}, {"dependencies": "all"}, {"role": "user", "content": "$prompt$"}.
 
 A node may call a tool of one of your MCP servers instead of asking the model:
   {"name": "fact", "tool": {"server": "notes", "name": "lookup", "arguments": {"key": "$out.pick$"}},

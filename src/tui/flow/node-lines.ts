@@ -71,6 +71,7 @@ export function statusText(node: FlowNodeView, attempts?: number, stopped = fals
     case 'done':
       parts.push('done');
       if (tokens) parts.push(tokens);
+      if (node.model) parts.push(node.model);
       if (node.attempt !== undefined && node.attempt > 1) parts.push(`${node.attempt} answers`);
       if (detail) parts.push(detail);
       break;

@@ -40,6 +40,8 @@ export interface FlowNodeView {
   detail?: string;
   /** Tokens its calls used in this pass; for a reused node, what its last run used (saved now). */
   tokens?: number;
+  /** The model that answered it (done), or was asked (failed). */
+  model?: string;
   /** Database keys its after-query step wrote. */
   wrote: string[];
   /** What its prompt went through, safe to draw: trimmed to the context, references read as None. */
@@ -130,6 +132,7 @@ export function initialFlowView(start: FlowViewStart = {}): FlowView {
       ...(result.attempts > 0 && { attempt: result.attempts }),
       ...(result.detail !== undefined && { detail: untrusted(result.detail, DETAIL_CHARS) }),
       ...(tokens !== undefined && { tokens }),
+      ...(result.model !== undefined && { model: untrusted(result.model, DETAIL_CHARS) }),
     };
   });
   // Temporary nodes not settled yet: flow.started lists them, and they keep their mark.
@@ -171,6 +174,7 @@ export function reduceFlowView(view: FlowView, event: AgentEvent): FlowView {
           status: event.status,
           ...(event.attempt !== undefined && { attempt: event.attempt }),
           ...(event.tokens !== undefined && { tokens: event.tokens }),
+          ...(event.model !== undefined && { model: untrusted(event.model, DETAIL_CHARS) }),
           ...detail,
           // A new answer starts with nothing shown; a settled node shows none.
           live: '',
