@@ -117,7 +117,10 @@ describe('what a node is asked', () => {
   });
 
   it('fails a node whose prompt cannot be made, saying why', () => {
-    const flow = flowOf([{ name: 'a', prompt: 'A?' }, { name: 'b', prompt: 'After $out.a$?' }]);
+    const flow = flowOf([
+      { name: 'a', prompt: 'A?' },
+      { name: 'b', prompt: 'After $out.a$?' },
+    ]);
     const request = nodeRequest(flow, baseStructure(flow), passOf(), 'b', {});
     expect(request).toEqual({
       ok: false,
