@@ -12,7 +12,7 @@ import type { AgentOpener, AgentSpec } from '../engine/agent-opener.js';
 import { FLOWS_NAMESPACE, GOALS_NAMESPACE, MCP_NAMESPACE, MEMORY_NAMESPACE } from '../engine/actions.js';
 import { Interpreter } from '../engine/interpreter.js';
 import type { EventBus } from '../events.js';
-import { flowHost } from '../flow/nested.js';
+import { flowHost, type FlowHostOptions } from '../flow/nested.js';
 import { mcpHost } from './mcp-host.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
@@ -38,6 +38,8 @@ export interface AgentWorld {
   goalLoop?: GoalLoopPermissions;
   /** The user's MCP servers (--mcp-config, or their default file): lent as `mcp`, and to goal runs. */
   mcp?: McpServers;
+  /** The models the nodes of a flow an agent runs name (flow/nested.ts), metered with `models`. */
+  flowModels?: FlowHostOptions['nodeModels'];
   /** The folder flow files are found in, and only inside (the graph file's; a sub-agent's workspace). */
   folder: string;
   /** Told where a nested goal run is saved as it starts. */
@@ -81,6 +83,7 @@ async function openAgent(world: AgentWorld, spec: AgentSpec, depth: number): Pro
       [FLOWS_NAMESPACE]: flowHost({
         folder: world.folder,
         model: models.chatbot,
+        ...(world.flowModels && { nodeModels: world.flowModels }),
         events: world.events,
         ...(world.mcp && { mcp: world.mcp }),
       }),

@@ -20,6 +20,7 @@ import { UsageMeter } from '../llm/usage.js';
 import { startOver } from '../store/conversation-journal.js';
 import { fileStore } from '../store/files.js';
 import type { Store } from '../store/store.js';
+import { flowModels } from './flow-models.js';
 import { openGraph } from './load-graph.js';
 import { mcpServersFor } from './mcp-setup.js';
 import {
@@ -116,6 +117,8 @@ export async function openAgent(
     store,
     goalLoop: goalLoopPermissions(setup.goalLoop ?? {}),
     ...(mcp && { mcp }),
+    flowModels: async (flow) =>
+      meter.meterEach((await flowModels(flow, options, false, { notReady })).nodeModels),
     folder: dirname(resolve(path)),
     onRunFile: (key, node) => writeErr(`[goal_loop] ${node}: the run is saved to ${key} after every step\n`),
     onWarning: (message) => writeErr(`warning: ${message}\n`),

@@ -14,7 +14,7 @@ import { UserError } from '../errors.js';
 import type { EventBus } from '../events.js';
 import type { LanguageModel } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';
-import type { Json } from './schema.js';
+import type { FlowFile, Json } from './schema.js';
 
 export interface FlowHostOptions {
   /** The folder of the graph file: flow files are found from it, and only inside it. */
@@ -25,6 +25,11 @@ export interface FlowHostOptions {
   events: EventBus;
   /** The user's MCP servers, for the flow's tool nodes. */
   mcp?: McpServers;
+  /**
+   * The models a flow's nodes name, resolved as `flow run` resolves them and metered like the chatbot;
+   * none: a node that names a model fails, saying so.
+   */
+  nodeModels?: (flow: FlowFile) => Promise<ReadonlyMap<string, LanguageModel>>;
 }
 
 /** What a pass gives the graph: stored in the node's variable, plain data. */
@@ -74,6 +79,7 @@ async function runNested(options: FlowHostOptions, request: unknown): Promise<Ne
       flow,
       state: newFlowRunState(flow),
       model: options.model,
+      ...(options.nodeModels && { nodeModels: await options.nodeModels(flow) }),
       events: options.events,
       ...(options.mcp && { mcp: options.mcp }),
     },

@@ -336,7 +336,7 @@ class PassRunner {
         status: 'failed',
         tokens: 0,
         attempts: 0,
-        detail: `its model "${node.model}" was not resolved when the pass began (flow run, serve and mcp resolve the models the flow file's nodes name; a flow run from an autogram has only the graph's chatbot)`,
+        detail: `its model "${node.model}" was not resolved when the pass began (flow run, chat, call and simulate resolve the models a flow's nodes name; a flow run by an autogram that serve, mcp or worker hosts has only the graph's chatbot)`,
       });
     const answeredBy = { model: model.modelName };
     const request = nodeRequest(this.#flow, structure, pass, name, database);
