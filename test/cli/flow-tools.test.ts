@@ -87,10 +87,10 @@ describe('meta-agent show on flows', () => {
         '    Outline a one-page report on $db.topic$ for $db.audience$.',
         'facts  [schema]',
         '    List three facts about $db.topic$ as JSON: {"facts": ["…"]}.',
-        'draft  [after: outline, facts]',
+        'draft  [dependencies: outline, facts]',
         '    Write the report.',
         '    compose: Outline: $out.outline$ Facts: $out.facts$ $prompt$',
-        'review  [after: draft]  [code] [fallback]',
+        'review  [dependencies: draft]  [code] [fallback]',
         '    Rate the draft from 1 to 10; answer with the number only.',
         '',
       ].join('\n'),
@@ -103,7 +103,7 @@ describe('meta-agent show on flows', () => {
     expect(stdout).toContain(
       '2 nodes, depth 1 (longest dependency chain), inputs: none; 1 error, 0 warnings',
     );
-    expect(stdout).toContain('draft  [after: outlin (missing)]');
+    expect(stdout).toContain('draft  [dependencies: outlin (missing)]');
   });
 });
 

@@ -85,18 +85,18 @@ function describeFlow(flow: FlowFile, path: string, findings: string): string {
 }
 
 function describeFlowNode(node: FlowNode, has: (name: string) => boolean): string[] {
-  const after = node.dependencies.map((dep) => (has(dep) ? dep : `${dep} (missing)`));
+  const needs = node.dependencies.map((dep) => (has(dep) ? dep : `${dep} (missing)`));
   const steps = [
     node.afterQuery?.schema && '[schema]',
     node.afterQuery?.code !== undefined && '[code]',
     node.fallback !== undefined && '[fallback]',
   ].filter(Boolean);
-  // `after` entries only order the node: shown apart from the dependencies whose answers it reads.
+  // Shown by the file's own field names: the dependencies it reads, the `after` nodes it only waits for.
   const waits = node.after.map((dep) => (has(dep) ? dep : `${dep} (missing)`));
   const head = [
     node.name,
-    after.length > 0 && `[after: ${after.join(', ')}]`,
-    waits.length > 0 && `[order only, after: ${waits.join(', ')}]`,
+    needs.length > 0 && `[dependencies: ${needs.join(', ')}]`,
+    waits.length > 0 && `[after: ${waits.join(', ')}]`,
     node.model !== undefined && `[model: ${node.model}]`,
     steps.join(' '),
   ];

@@ -9,8 +9,9 @@ Examples:
 
 A graph's node: name, action and marks ([start], [function], [interjection: …]), an excerpt of its
 instruction, the transition question (?), and one line per edge: → target [choice].
-A flow's node: name, the nodes it runs after ([after: …]), what its answer goes through ([schema],
-[code], [fallback]), an excerpt of its prompt and of its compose template.`;
+A flow's node: name, the nodes whose answers it reads ([dependencies: …]), the nodes it only runs after
+([after: …]), its model ([model: …]), what its answer goes through ([schema], [code], [fallback]), an
+excerpt of its prompt and of its compose template.`;
 
 /** Registers `show`. */
 export function register(program: Command): void {
