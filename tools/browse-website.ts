@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { defineCommand, type WebPage } from './command.js';
+import { untrustedFence } from './untrusted-fence.js';
 
 /** The most characters of page text the model is asked to read. */
 export const MAX_PAGE_CHARS = 12_000;
 
-const BEGIN = '=== BEGIN UNTRUSTED PAGE CONTENT ===';
-const END = '=== END UNTRUSTED PAGE CONTENT ===';
+const FENCE = untrustedFence('PAGE CONTENT');
 
 export const browseWebsite = defineCommand({
   name: 'browse_website',
@@ -40,7 +40,7 @@ export const browseWebsite = defineCommand({
  * taken out of its text), after the warning that it is data, not instructions.
  */
 function browsePrompt(page: WebPage, question: string): string {
-  const text = page.text.replaceAll(BEGIN, '').replaceAll(END, '');
+  const text = FENCE.unmarked(page.text);
   const shown = text.length > MAX_PAGE_CHARS ? text.slice(0, MAX_PAGE_CHARS) : text;
   const partial =
     shown.length < text.length || page.truncated ? ' Only the beginning of the page is shown.' : '';
@@ -53,9 +53,9 @@ function browsePrompt(page: WebPage, question: string): string {
     '',
     `Question: ${question}`,
     '',
-    BEGIN,
+    FENCE.begin,
     shown,
-    END,
+    FENCE.end,
     '',
     `Question (again): ${question}`,
     'Answer concisely, with the facts, numbers and links from the page that bear on it.',
