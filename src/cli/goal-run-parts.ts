@@ -11,9 +11,10 @@ import type { EventBus } from '../events.js';
 import type { ResolvedEndpoints } from '../llm/config.js';
 import { mediaFor } from '../llm/media.js';
 import type { ModelSet } from '../llm/types.js';
+import type { McpServers } from '../mcp/servers.js';
 import { mcpServersFor } from './mcp-setup.js';
 import type { Store } from '../store/store.js';
-import type { LongTermMemory } from '../../tools/command.js';
+import type { LongTermMemory, WebSearch } from '../../tools/command.js';
 import { searchFromEnv } from '../../tools/web-search.js';
 import type { Memory } from '../../memory/memory.js';
 
@@ -27,6 +28,21 @@ export interface RunGrants {
   allowPrivateNetwork?: boolean;
   /** execute_shell, as decided from --allow-shell on the machine the run started on (shell-option.ts). */
   shell?: ShellGrant;
+}
+
+/** What a run takes from the user's settings beside its flags: the search provider and the MCP servers. */
+export interface RunSettings {
+  search: WebSearch | undefined;
+  /** Not started: each server starts when a command first needs it. */
+  mcp: McpServers | undefined;
+}
+
+/**
+ * The run's settings: META_AGENT_SEARCH_URL (or Brave's key) and the MCP file. Worked out before a new
+ * run is written, so a mistake in them (a bad address, a malformed file) leaves nothing behind.
+ */
+export async function runSettings(grants: RunGrants): Promise<RunSettings> {
+  return { search: searchFromEnv(), mcp: await mcpServersFor(grants) };
 }
 
 /**
@@ -61,21 +77,20 @@ export async function openRunMemory(
 }
 
 /**
- * The run's workspace, sandbox, sub-agents (brought back with their conversations when resumed), MCP
- * tools, the search provider of the environment (META_AGENT_SEARCH_URL) and the media endpoints of the
- * chatbot's server (`endpoints`: where the models resolved). A sub-agent is opened as any agent is, and its own goal_loop nodes may do what this run's
- * commands may. `say` is told what the run goes without (an MCP server that did not start).
+ * The run's workspace, sandbox, sub-agents (brought back with their conversations when resumed), the
+ * tools of `settings` (search, MCP) and the media endpoints of the chatbot's server (`endpoints`: where
+ * the models resolved). A sub-agent is opened as any agent is, and its own goal_loop nodes may do what
+ * this run's commands may. `say` is told what the run goes without (an MCP server that did not start).
  */
 export async function openRunResources(
   state: RunState,
   world: { models: ModelSet; endpoints: ResolvedEndpoints; events: EventBus; store: Store },
   grants: RunGrants,
+  { search, mcp }: RunSettings,
   memory: LongTermMemory | undefined,
   say: (message: string) => void,
 ): Promise<GoalResources> {
-  const search = searchFromEnv();
   const media = mediaFor(world.endpoints.chatbot);
-  const mcp = await mcpServersFor(grants);
   const goalLoop = {
     workspace: state.workspace,
     ...(grants.allow && { allow: grants.allow }),

@@ -25,7 +25,7 @@ import { UserError } from '../errors.js';
 import { EventBus } from '../events.js';
 import { UsageMeter } from '../llm/usage.js';
 import type { Store } from '../store/store.js';
-import { openRunMemory, openRunResources, type RunGrants } from './goal-run-parts.js';
+import { openRunMemory, openRunResources, runSettings, type RunGrants } from './goal-run-parts.js';
 import { modelsFromOptions } from './model-options.js';
 import type { ModelOptionValues } from './options.js';
 
@@ -111,6 +111,7 @@ async function carryRun(input: GoalRunInput): Promise<GoalRunEnd> {
       state,
       { models: metered, endpoints, events, store },
       input.grants,
+      await runSettings(input.grants),
       memory,
       (message) => events.emit({ type: 'goal.warning', step: state.used.steps, kind: 'mcp', message }),
     );

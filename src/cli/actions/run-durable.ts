@@ -26,6 +26,7 @@ import {
   type GoalRunInput,
 } from '../goal-run-workflow.js';
 import { startDurable } from '../durable-workflows.js';
+import { runSettings } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
 import { speakSteps } from '../speech.js';
 import { CLAIMANT, openStore } from '../store-for.js';
@@ -64,6 +65,8 @@ export async function runDurably(options: RunOptions, url: string): Promise<void
     const given = resumed ? undefined : await givenSettings(options, interactive);
     // The models are resolved here too, so a run that could not reach one never starts.
     const { models, endpoints } = await modelsFromOptions(options);
+    // Checked here, where a mistake leaves nothing behind; the process that carries the run reads them again.
+    await runSettings(options);
     const { state, path: key } = resumed ?? (await newRun(store.goalRuns, options, given));
     await store.goalRuns.save(key, state);
     const input: GoalRunInput = {

@@ -24,7 +24,7 @@ import {
 } from '../run-setup.js';
 import { databaseUrl } from '../database.js';
 import { shellGrant } from '../shell-option.js';
-import { openRunMemory, openRunResources } from '../goal-run-parts.js';
+import { openRunMemory, openRunResources, runSettings } from '../goal-run-parts.js';
 import { modelsFromOptions } from '../model-options.js';
 import { speakSteps } from '../speech.js';
 import { shownPath as shown, writeErr } from '../terminal.js';
@@ -58,6 +58,7 @@ export async function runGoals(flags: RunOptions): Promise<void> {
   const badNamespace = typeof options.memory === 'string' && namespaceProblem(options.memory);
   if (badNamespace) throw new UserError(`--memory: ${badNamespace}`, 2);
   const { models, endpoints } = await modelsFromOptions(options);
+  const settings = await runSettings(options);
   const metered = meter.meter(models);
   const { state, path } = resumed ?? (await newRun(store.goalRuns, options, given));
   if (metered.chatbot.answersFrom === 'rules')
@@ -68,14 +69,18 @@ export async function runGoals(flags: RunOptions): Promise<void> {
     state,
     { models: metered, endpoints, events: bus, store },
     options,
+    settings,
     memory,
     (message) => notices.say(message, 'mcp'),
   );
-  const stopTrace = options.trace === undefined ? undefined : traceTo(bus, options.trace);
-  const stopSpeaking = options.speak
-    ? await speakSteps(bus, mediaFor(endpoints.chatbot), (message) => notices.say(message, 'speech'))
-    : undefined;
+  let stopTrace: (() => void) | undefined;
+  let stopSpeaking: (() => Promise<void>) | undefined;
   try {
+    if (options.trace !== undefined) stopTrace = traceTo(bus, options.trace);
+    if (options.speak)
+      stopSpeaking = await speakSteps(bus, mediaFor(endpoints.chatbot), (message) =>
+        notices.say(message, 'speech'),
+      );
     await goOn(state, path, {
       bus,
       chatbot: metered.chatbot,
