@@ -16,6 +16,7 @@ const LEAVES = [
   'src/process-alive.ts',
   'src/package-root.ts',
   'src/allow-patterns.ts',
+  'src/program-on-path.ts',
 ];
 
 /**

@@ -4,11 +4,9 @@
  * the run's OpenAI-compatible server (the `media` resource: src/llm/media.ts); the text comes back.
  */
 import { z } from 'zod';
+import { MAX_AUDIO_BYTES } from '../src/llm/media.js';
 import { defineCommand } from './command.js';
 import { workspacePath } from './workspace-path.js';
-
-/** The largest recording sent: OpenAI's limit on a transcription upload. */
-export const MAX_AUDIO_FILE_BYTES = 25 * 1024 * 1024;
 
 export const readAudioFromFile = defineCommand({
   name: 'read_audio_from_file',
@@ -20,7 +18,7 @@ export const readAudioFromFile = defineCommand({
   effect: 'read',
   needs: ['media', 'workspace'],
   async run({ file }, { media, workspace, signal }) {
-    const audio = await workspace.readBytes(file, MAX_AUDIO_FILE_BYTES);
+    const audio = await workspace.readBytes(file, MAX_AUDIO_BYTES);
     const path = workspacePath(file);
     const text = await media.transcribe(audio, path.split('/').at(-1)!, signal);
     return {

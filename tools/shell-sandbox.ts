@@ -10,9 +10,9 @@
  * and each stream's output is kept within a cap (its beginning and end).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
+import { lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { programOnPath } from '../src/program-on-path.js';
 import type { ShellLimits, ShellOutcome, ShellRunner } from './command.js';
 import { HeadAndTail } from './head-and-tail.js';
 import { RESERVED_FOLDER } from './workspace-path.js';
@@ -85,11 +85,7 @@ function kindOf(path: string): 'link' | 'folder' | undefined {
 export function findBubblewrap(
   path: string = process.env.PATH ?? '',
 ): { program: string } | { problem: string } {
-  const program = path
-    .split(delimiter)
-    .filter((folder) => isAbsolute(folder))
-    .map((folder) => join(folder, 'bwrap'))
-    .find((file) => isExecutable(file));
+  const program = programOnPath('bwrap', path);
   if (program === undefined) return { problem: 'bubblewrap (bwrap) is not installed' };
   const probe = spawnSync(program, [...bubblewrapArgs(tmpdir()), '/bin/true'], {
     env: scrubbedEnv(tmpdir()),
@@ -102,15 +98,6 @@ export function findBubblewrap(
       problem: `bubblewrap (${program}) cannot make its sandbox on this machine: ${probe.stderr.trim() || `exit status ${probe.status}`}`,
     };
   return { program };
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Runs command lines in one workspace under one containment and its limits. */

@@ -10,12 +10,12 @@
  * shell or as an option, cut to a length, and each utterance is given a time to finish.
  */
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import type { EventBus } from '../events.js';
 import type { OpenAIMedia } from '../llm/media.js';
+import { programOnPath } from '../program-on-path.js';
 
 /** Local audio players, in the order tried, with the arguments that play a WAV file and exit. */
 const PLAYERS: ReadonlyArray<{ name: string; args: (file: string) => string[] }> = [
@@ -47,8 +47,8 @@ export interface Speaker {
 }
 
 type Voice =
-  | { kind: 'endpoint'; media: OpenAIMedia; player: (typeof PLAYERS)[number] }
-  | { kind: 'program'; program: (typeof PROGRAMS)[number] }
+  | { kind: 'endpoint'; media: OpenAIMedia; player: (typeof PLAYERS)[number] & { file: string } }
+  | { kind: 'program'; program: (typeof PROGRAMS)[number] & { file: string } }
   | { kind: 'silent' };
 
 /**
@@ -61,8 +61,8 @@ export async function openSpeaker(
   notice: (message: string) => void,
   path = process.env.PATH ?? '',
 ): Promise<Speaker> {
-  const player = await firstOnPath(PLAYERS, path);
-  const program = await firstOnPath(PROGRAMS, path);
+  const player = firstOnPath(PLAYERS, path);
+  const program = firstOnPath(PROGRAMS, path);
   const fallback: Voice = program ? { kind: 'program', program } : { kind: 'silent' };
   let voice: Voice = media && player ? { kind: 'endpoint', media, player } : fallback;
   const folder = await mkdtemp(join(tmpdir(), 'meta-agent-speech-'));
@@ -86,7 +86,7 @@ export async function openSpeaker(
         );
         const file = join(folder, `${++count}.wav`);
         await writeFile(file, audio);
-        await runQuietly(chosen.name, chosen.args(file), undefined, stop.signal);
+        await runQuietly(chosen.file, chosen.args(file), undefined, stop.signal);
         await rm(file, { force: true });
         return;
       } catch (error) {
@@ -99,7 +99,7 @@ export async function openSpeaker(
     }
     if (voice.kind === 'program') {
       const { program: chosen } = voice;
-      await runQuietly(chosen.name, chosen.args(text), chosen.stdin ? text : undefined, stop.signal).catch(
+      await runQuietly(chosen.file, chosen.args(text), chosen.stdin ? text : undefined, stop.signal).catch(
         (error: unknown) => {
           if (stop.signal.aborted) return;
           voice = { kind: 'silent' };
@@ -139,21 +139,15 @@ function silentReason(media: OpenAIMedia | undefined): string {
   return `no audio player (${PLAYERS.map((p) => p.name).join(', ')}) for the speech endpoint`;
 }
 
-/** The first entry whose program is an executable file in one of PATH's folders. */
-async function firstOnPath<T extends { name: string }>(
+/** The first entry whose program is on PATH, with where it is: it is started from there. */
+function firstOnPath<T extends { name: string }>(
   entries: readonly T[],
   path: string,
-): Promise<T | undefined> {
-  const folders = path.split(delimiter).filter((folder) => folder !== '');
-  for (const entry of entries)
-    for (const folder of folders)
-      if (
-        await access(join(folder, entry.name), constants.X_OK).then(
-          () => true,
-          () => false,
-        )
-      )
-        return entry;
+): (T & { file: string }) | undefined {
+  for (const entry of entries) {
+    const file = programOnPath(entry.name, path);
+    if (file !== undefined) return { ...entry, file };
+  }
   return undefined;
 }
 
