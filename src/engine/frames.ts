@@ -34,7 +34,6 @@ export function variablesInScope(state: ConversationState): Readonly<Record<stri
   const top = state.stack[state.stack.length - 1];
   if (!state.aipl && (state.stack.length === 1 || top?.scope === 'local_function')) return top!.variables;
   const frames = visibleFrames(state);
-  if (frames.length === 1 && !state.aipl) return frames[0]!.variables;
   const tables = frames.map((f) => f.variables);
   if (state.aipl) tables.unshift({ [AIPL_VARIABLE]: valuesByNamespace(state.aipl.log) });
   return mergedTable(tables);

@@ -79,7 +79,11 @@ async function runNested(options: FlowHostOptions, request: unknown): Promise<Ne
       flow,
       state: newFlowRunState(flow),
       model: options.model,
-      ...(options.nodeModels && { nodeModels: await options.nodeModels(flow) }),
+      // Resolving models may ask servers which they have: only for a flow whose nodes name some.
+      ...(options.nodeModels &&
+        flow.nodes.some((node) => node.model !== undefined) && {
+          nodeModels: await options.nodeModels(flow),
+        }),
       events: options.events,
       ...(options.mcp && { mcp: options.mcp }),
     },

@@ -332,12 +332,14 @@ class PassRunner {
     }
     const model = node.model === undefined ? this.#options.model : this.#options.nodeModels?.get(node.model);
     if (!model)
-      return this.#evaluated(name, {
-        status: 'failed',
-        tokens: 0,
-        attempts: 0,
-        detail: `its model "${node.model}" was not resolved when the pass began (flow run, chat, call and simulate resolve the models a flow's nodes name; a flow run by an autogram that serve, mcp or worker hosts has only the graph's chatbot)`,
-      });
+      return this.#evaluated(
+        name,
+        failedResult(
+          0,
+          0,
+          `its model "${node.model}" was not resolved when the pass began (flow run, chat, call and simulate resolve the models a flow's nodes name; a flow run by an autogram that serve, mcp or worker hosts has only the graph's chatbot)`,
+        ),
+      );
     const answeredBy = { model: model.modelName };
     const request = nodeRequest(this.#flow, structure, pass, name, database);
     if (!request.ok) return this.#evaluated(name, request.result);
