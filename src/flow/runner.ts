@@ -246,7 +246,7 @@ class PassRunner {
     const limitsOf = (name: string) => stepLimits(this.#state, pass, step, ready, name);
     const finished = new Map<string, readonly FlowChange[]>();
     const askNodes = this.#options.askNodes ?? askInProcess;
-    const evaluated = await askNodes(ready, this.#concurrency, async (name): Promise<Evaluated | null> => {
+    const ask = async (name: string): Promise<Evaluated | null> => {
       if (setAside(ready, (node) => finished.get(node)).has(name)) {
         finished.set(name, []);
         return null;
@@ -254,7 +254,19 @@ class PassRunner {
       const answer = await this.#evaluate(structure, pass, name, database, limitsOf(name));
       finished.set(name, answer.changes);
       return answer;
-    });
+    };
+    // A tool may have side effects, so it is called once: one that a node before it in the step could
+    // set aside (by a change its after-query code makes) is called after the others have finished,
+    // when whether it is set aside is known. Their results tell it, also where a durable pass replays them.
+    const [now, later] = partition(ready, (name) => !mayBeSetAside(structure, ready, name));
+    const first = await askNodes(now, this.#concurrency, ask);
+    for (const [i, name] of now.entries()) finished.set(name, first[i]?.changes ?? []);
+    // A tool node changes nothing: those still to be called do not hide the changes of the nodes after them.
+    for (const name of later) finished.set(name, []);
+    const second = later.length > 0 ? await askNodes(later, this.#concurrency, ask) : [];
+    const evaluated = ready.map((name) =>
+      now.includes(name) ? first[now.indexOf(name)]! : second[later.indexOf(name)]!,
+    );
     this.#options.signal?.throwIfAborted();
     const aside = setAside(ready, (node) => evaluated[ready.indexOf(node)]?.changes ?? []);
     let next = structure;
@@ -484,4 +496,16 @@ class PassRunner {
       interrupted,
     };
   }
+}
+
+/** Whether `name` is a tool node that a change of a node before it in the step could set aside. */
+function mayBeSetAside(structure: PassStructure, ready: readonly string[], name: string): boolean {
+  if (!structure.nodes.get(name)!.tool) return false;
+  return ready
+    .slice(0, ready.indexOf(name))
+    .some((before) => structure.nodes.get(before)!.afterQuery?.code !== undefined);
+}
+
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
 }

@@ -125,6 +125,33 @@ describe('a flow with MCP tool nodes', () => {
     expect(report.results.fact).toMatchObject({ status: 'done', tokens: 0, attempts: 1 });
   });
 
+  it('calls a tool once when a node before it in the same step adds an edge into it', async () => {
+    const notes = join(dir, 'once.txt');
+    const flow = flowOf([
+      {
+        name: 'scout',
+        prompt: 'Look around.',
+        afterQuery: { code: 'flow.addEdge("scout", "note"); answer' },
+      },
+      {
+        name: 'note',
+        tool: { server: 'notes', name: 'write_note', arguments: { text: 'once' } },
+      },
+    ]);
+    const config = join(dir, 'once.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: { notes: { command: process.execPath, args: [fixture], env: { NOTES_FILE: notes } } },
+      }),
+    );
+    servers = new McpServers(await readMcpConfig(config, true), { grant: { yes: true } });
+    const { report } = await pass(flow, { mcp: servers });
+    expect(report.complete).toBe(true);
+    // The tool waited for scout to finish, whose edge then set it back a step: it was called once.
+    expect(await readFile(notes, 'utf8')).toBe('once\n');
+  });
+
   it('tells the progress a slow tool reports', async () => {
     const flow = flowOf([
       { name: 'count', tool: { server: 'notes', name: 'slow', arguments: { steps: 3 } } },
