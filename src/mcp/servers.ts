@@ -123,10 +123,13 @@ export class McpServers {
     return this.#configs.get(server);
   }
 
-  /** The tools of `server`, starting it when needed; listed once per run. */
+  /** The tools of `server`, starting it when needed; listed once per connection (a failed listing is asked again). */
   async tools(server: string): Promise<McpTool[]> {
     const connection = await this.#connect(server);
-    connection.tools ??= this.#listTools(server, connection.client);
+    connection.tools ??= this.#listTools(server, connection.client).catch((error: unknown) => {
+      connection.tools = undefined;
+      throw error;
+    });
     return connection.tools;
   }
 
@@ -218,11 +221,19 @@ export class McpServers {
     process.off('exit', this.#killOnExit);
   }
 
+  /**
+   * The connection to `server`, started on first use. One that failed to start, or whose server went
+   * away, is forgotten: the next use starts the server again (a serving process outlives a bad moment).
+   */
   #connect(server: string): Promise<Connection> {
     let connection = this.#connections.get(server);
     if (!connection) {
-      connection = this.#start(server);
-      this.#connections.set(server, connection);
+      const started = this.#start(server);
+      const forget = () => {
+        if (this.#connections.get(server) === started) this.#connections.delete(server);
+      };
+      started.then(({ client }) => (client.onclose = forget), forget);
+      this.#connections.set(server, (connection = started));
     }
     return connection;
   }
