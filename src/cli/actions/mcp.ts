@@ -42,45 +42,52 @@ export async function runMcp(paths: string[], options: McpOptions): Promise<void
       2,
     );
   const onProblem = (message: string) => writeErr(`problem: ${message}\n`);
+  // What a mistake in the user's settings stops is worked out before anything is made.
+  const mcp = await mcpServersFor(options);
+  const models = await resolveModels(options, undefined, 'fetch-on-first-call');
   const data = options.data === undefined ? undefined : resolve(options.data);
   const folder = data ?? (await mkdtemp(join(tmpdir(), 'meta-agent-mcp-')));
-  await makeDataFolders(folder);
-  const mcp = await mcpServersFor(options);
-  const { ctx, beginClosing, inFlight } = serveContext({
-    served,
-    store: fileStore(folder),
-    conversationKey: (id) => join(folder, 'conversations', `${id}.state.json`),
-    flowRunKey: (id) => join(folder, 'flow-runs', `${id}.flow-run.json`),
-    goalLoop: servedGoalLoop(options),
-    ...(mcp && { mcp }),
-    models: await resolveModels(options, undefined, 'fetch-on-first-call'),
-    // MCP has no request bodies of ours to bound, and its client decides how long it waits.
-    limits: { maxBodyBytes: 0, deadlineMs: 0, maxWaiting: MAX_WAITING, idleMs: IDLE_MS },
-    onProblem,
-  });
-  const server = mcpServer(mcpService(ctx), 'local');
-  const transport = new StdioServerTransport(process.stdin, protocol);
-  // The client is gone when it closes our stdin (the SDK's transport does not watch for that).
-  const gone = new Promise<void>((done) => {
-    process.stdin.once('end', done);
-    transport.onclose = done;
-  });
-  const stop = stopSignal();
-  await server.connect(transport);
-  writeErr(`meta-agent mcp: ${tools.length} tools on stdio: ${tools.map((tool) => tool.name).join(', ')}\n`);
-  if (process.stdin.isTTY)
+  try {
+    await makeDataFolders(folder);
+    const { ctx, beginClosing, inFlight } = serveContext({
+      served,
+      store: fileStore(folder),
+      conversationKey: (id) => join(folder, 'conversations', `${id}.state.json`),
+      flowRunKey: (id) => join(folder, 'flow-runs', `${id}.flow-run.json`),
+      goalLoop: servedGoalLoop(options),
+      ...(mcp && { mcp }),
+      models,
+      // MCP has no request bodies of ours to bound, and its client decides how long it waits.
+      limits: { maxBodyBytes: 0, deadlineMs: 0, maxWaiting: MAX_WAITING, idleMs: IDLE_MS },
+      onProblem,
+    });
+    const server = mcpServer(mcpService(ctx), 'local');
+    const transport = new StdioServerTransport(process.stdin, protocol);
+    // The client is gone when it closes our stdin (the SDK's transport does not watch for that).
+    const gone = new Promise<void>((done) => {
+      process.stdin.once('end', done);
+      transport.onclose = done;
+    });
+    const stop = stopSignal();
+    await server.connect(transport);
     writeErr(
-      'it waits for an MCP client on stdin: let the client start it (meta-agent mcp --help shows how)\n',
+      `meta-agent mcp: ${tools.length} tools on stdio: ${tools.map((tool) => tool.name).join(', ')}\n`,
     );
-  const signal = await Promise.race([gone.then(() => undefined), stop]);
-  beginClosing();
-  const deadline = Date.now() + GRACE_MS;
-  await Promise.race([Promise.allSettled(inFlight()), delay(GRACE_MS)]);
-  await ctx.hub.close(Math.max(0, deadline - Date.now()));
-  await server.close();
-  await mcp?.close();
-  if (data === undefined) await rm(folder, { recursive: true, force: true });
-  process.exitCode = signal === 'SIGINT' ? 130 : 0;
+    if (process.stdin.isTTY)
+      writeErr(
+        'it waits for an MCP client on stdin: let the client start it (meta-agent mcp --help shows how)\n',
+      );
+    const signal = await Promise.race([gone.then(() => undefined), stop]);
+    beginClosing();
+    const deadline = Date.now() + GRACE_MS;
+    await Promise.race([Promise.allSettled(inFlight()), delay(GRACE_MS)]);
+    await ctx.hub.close(Math.max(0, deadline - Date.now()));
+    await server.close();
+    process.exitCode = signal === 'SIGINT' ? 130 : 0;
+  } finally {
+    await mcp?.close();
+    if (data === undefined) await rm(folder, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 import { QUEUES } from '../../durable/queues.js';
 import { UserError } from '../../errors.js';
 import { ConversationHub } from '../../serve/conversations.js';
+import { servedWorld } from '../../serve/serve-context.js';
 import { DATABASE_ENV } from '../../postgres/database.js';
 import { databaseUrl } from '../database.js';
 import { mcpServersFor } from '../mcp-setup.js';
@@ -37,12 +38,7 @@ export async function runWorker(paths: string[], options: WorkerOptions): Promis
   const hub = new ConversationHub({
     store: serving.store,
     agents: new Map(served.flatMap((item) => (item.kind === 'agent' ? [[item.name, item] as const] : []))),
-    world: {
-      goalLoop: servedGoalLoop(options),
-      ...(mcp && { mcp }),
-      onWarning: onProblem,
-      onNote: onProblem,
-    },
+    world: servedWorld({ goalLoop: servedGoalLoop(options), ...(mcp && { mcp }), onProblem }),
     keyOf: serving.keyOf,
     // A worker's turns come from the queue, one at a time per conversation: none wait here.
     maxWaiting: 0,

@@ -56,7 +56,8 @@ export function offeredTools(served: readonly Served[]): ToolOffer {
     if (taken.has(name)) {
       const qualified = validName(`${graph}_${own}`);
       name = qualified;
-      for (let n = 2; taken.has(name); n++) name = validName(`${qualified}_${n}`);
+      // The number goes on the end, past a name at the length limit too (validName would cut it off).
+      for (let n = 2; taken.has(name); n++) name = `${qualified.slice(0, 128 - `_${n}`.length)}_${n}`;
       renamed.push(
         `the tool name "${validName(own)}" is taken: ${describeTarget(tool.target)} is offered as "${name}"`,
       );
