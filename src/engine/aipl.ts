@@ -8,12 +8,12 @@
  * conditions and `$var`s read the AIPL state's latest values as `aipl.ns.key` (frames.ts), and code
  * stores one with `aipl.set("ns.key", value)` (AIPL_NAMESPACE).
  */
-import type { EventBus } from '../events.js';
+import type { AgentEvent, EventBus } from '../events.js';
 import type { Template } from '../aipl/ast.js';
 import { parseTemplate } from '../aipl/parse.js';
 import { AiplCache, DEFAULT_AIPL_SETTINGS, renderWithModel } from '../aipl/phase.js';
 import { clockSpecials } from '../aipl/render.js';
-import { newAiplState, setValue } from '../aipl/state.js';
+import { newAiplState, setValue, type AiplEntry } from '../aipl/state.js';
 import type { HostFunction } from '../sandbox/index.js';
 import type { GraphView } from '../graph/view.js';
 import { countTokens } from '../llm/tokens.js';
@@ -43,18 +43,15 @@ export function aiplFunctions(
       if (!state) throw new Error('aipl.set works in a conversation only');
       state.aipl ??= newAiplState();
       const node = state.current ?? '(host)';
-      const entry = setValue(state.aipl, name, value, `set by node ${node}`);
-      events.emit({
-        type: 'aipl.phase',
-        label: `node ${node}`,
-        turn: entry.turn,
-        calls: 0,
-        cached: 0,
-        ms: 0,
-        stored: [{ name: entry.name, value: entry.value }],
-      });
+      events.emit(setEvent(setValue(state.aipl, name, value, `set by node ${node}`), `node ${node}`));
     },
   };
+}
+
+/** A value set from outside a template, told as an update is: `label` set it, asking no model. */
+export function setEvent(entry: AiplEntry, label: string): AgentEvent {
+  const stored = [{ name: entry.name, value: entry.value }];
+  return { type: 'aipl.phase', label, turn: entry.turn, calls: 0, cached: 0, ms: 0, stored };
 }
 
 /** Parsed templates kept, by their text: a prompt is rendered every turn, and parsing it once is enough. */

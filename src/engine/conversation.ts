@@ -5,6 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import { copyAiplState, newAiplState, setValue } from '../aipl/state.js';
+import { setEvent } from './aipl.js';
 import type { ConversationStore } from './conversation-store.js';
 import type { Interpreter, ReplyResult } from './interpreter.js';
 import type { ConversationState } from './state.js';
@@ -53,26 +54,18 @@ export class Conversation {
       );
     const base = this.#state ?? this.interpreter.newState();
     const aipl = copyAiplState(base.aipl ?? newAiplState());
-    for (const [name, value] of values) {
+    // Every value is checked before any is told or kept: a refused one changes nothing.
+    const entries = values.map(([name, value]) => {
       try {
-        const entry = setValue(aipl, name, value, 'set by the user');
-        const stored = [{ name: entry.name, value: entry.value }];
-        events.emit({
-          type: 'aipl.phase',
-          label: 'the user',
-          turn: entry.turn,
-          calls: 0,
-          cached: 0,
-          ms: 0,
-          stored,
-        });
+        return setValue(aipl, name, value, 'set by the user');
       } catch (error) {
         throw new UserError(`--aipl-set ${name}: ${(error as Error).message.replace(/^aipl\.set: /, '')}`, 2);
       }
-    }
+    });
     const state = { ...base, aipl };
     await this.keptAt?.store.save(this.keptAt.key, state);
     this.#state = state;
+    for (const entry of entries) events.emit(setEvent(entry, 'the user'));
   }
 
   /**

@@ -39,7 +39,6 @@ export async function runChat(path: string, options: ChatOptions): Promise<void>
     });
     try {
       const session = openSession(agent, options, opened.inDatabase);
-      if (options.aiplSet) await session.setAipl(options.aiplSet);
       const stopTrace = options.trace === undefined ? undefined : traceTo(agent.bus, options.trace);
       try {
         await converse(agent, session, options);
@@ -78,13 +77,21 @@ function usesTerminalUi(options: ChatOptions): boolean {
 }
 
 async function converse(agent: OpenedAgent, session: Conversation, options: ChatOptions): Promise<void> {
-  if (usesTerminalUi(options)) return chatInTerminal(agent, session);
+  const setAipl = async () => {
+    if (options.aiplSet) await session.setAipl(options.aiplSet);
+  };
+  if (usesTerminalUi(options)) {
+    await setAipl();
+    return chatInTerminal(agent, session);
+  }
   const say = (reply: string) => writeOut(`${reply}\n`);
   // With --json the code nodes' output is in the event stream already.
   const stopEvents = options.json
     ? printEvents(agent.bus, (line) => writeOut(line))
     : printCodeLogs(agent.bus, (line) => writeErr(line));
   try {
+    // Set once the events are listened to: --json tells the updates as any other.
+    await setAipl();
     await chatInLines(session, process.stdin, options.json ? () => undefined : say);
   } finally {
     stopEvents();
