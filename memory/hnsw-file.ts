@@ -104,12 +104,12 @@ export class IndexFileCheck {
     if (this.#partial.length > 0) {
       at += this.#fill(chunk.subarray(at), size);
       if (this.#partial.length < size) return;
-      this.#checkElements(aligned(this.#partial), 0, 1);
+      this.#checkElements(aligned(this.#partial), 1);
       this.#partial = Buffer.alloc(0);
     }
     const whole = Math.min(header.count - this.#elements, Math.floor((chunk.length - at) / size));
     if (whole > 0) {
-      this.#checkElements(aligned(chunk.subarray(at, at + whole * size)), 0, whole);
+      this.#checkElements(aligned(chunk.subarray(at, at + whole * size)), whole);
       at += whole * size;
     }
     if (at === chunk.length) return;
@@ -137,8 +137,8 @@ export class IndexFileCheck {
     return taken;
   }
 
-  /** Each element's level-0 links, label, deleted mark and vector, `count` of them from `at` of `bytes`. */
-  #checkElements(bytes: Buffer, at: number, count: number): void {
+  /** Each element's level-0 links, label, deleted mark and vector, the `count` of them `bytes` holds. */
+  #checkElements(bytes: Buffer, count: number): void {
     const first = this.#elements;
     this.#elements += count;
     if (this.#elementProblem) return;
@@ -152,7 +152,7 @@ export class IndexFileCheck {
     const labels = this.#labels;
     for (let i = 0; i < count; i++) {
       const element = first + i;
-      const start = (at >> 2) + i * stride;
+      const start = i * stride;
       const links = level0Problem(words, start, header.maxM0, header.count);
       if (links) return this.#problem(`element ${element}: ${links}`);
       // A label is 64 bits; ours are 32 (vector-index.ts), so one with high bits is no memory's.

@@ -19,7 +19,7 @@ export interface AiFunction {
  * AutoGPT sends the function as a system message and the arguments as the user's; `ask` takes one
  * message, so both go in it, the function first, then the arguments, as AutoGPT joins them.
  */
-export function aiFunctionPrompt(fn: AiFunction): string {
+function aiFunctionPrompt(fn: AiFunction): string {
   return [
     `You are now the following python function: \`\`\`# ${fn.description}\n${fn.signature}\`\`\``,
     '',

@@ -29,7 +29,7 @@ export interface ClonePolicy {
 }
 
 /** What the model is told when a clone is refused or fails. */
-export class CloneError extends Error {
+class CloneError extends Error {
   constructor(message: string) {
     super(`clone_repository: ${message}`);
   }

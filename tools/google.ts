@@ -9,7 +9,7 @@ import { defineCommand } from './command.js';
 import { untrustedFence } from './untrusted-fence.js';
 
 /** The most characters of results the model is given. */
-export const MAX_RESULTS_CHARS = 6_000;
+const MAX_RESULTS_CHARS = 6_000;
 
 const FENCE = untrustedFence('SEARCH RESULTS');
 

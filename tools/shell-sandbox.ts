@@ -24,10 +24,10 @@ import { RESERVED_FOLDER } from './workspace-path.js';
 export type ShellContainment = { kind: 'bubblewrap'; program: string } | { kind: 'unconfined' };
 
 /** 3,000 bytes of each stream: both fit whole in the 8,000 characters the goal loop keeps of a result. */
-export const DEFAULT_SHELL_LIMITS: ShellLimits = { timeoutMs: 60_000, outputBytes: 3_000 };
+const DEFAULT_SHELL_LIMITS: ShellLimits = { timeoutMs: 60_000, outputBytes: 3_000 };
 
 /** Where the workspace is inside the sandbox. */
-export const SANDBOX_WORKSPACE = '/workspace';
+const SANDBOX_WORKSPACE = '/workspace';
 
 /** The programs a command finds: the system's. */
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

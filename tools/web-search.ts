@@ -16,11 +16,11 @@ export const SEARCH_URL_VARIABLE = 'META_AGENT_SEARCH_URL';
 /** The variable that holds a Brave Search API key, used when no SearXNG is named. */
 export const BRAVE_KEY_VARIABLE = 'BRAVE_SEARCH_API_KEY';
 /** Another address for Brave's web search endpoint (a proxy in front of it). */
-export const BRAVE_URL_VARIABLE = 'META_AGENT_BRAVE_SEARCH_URL';
-export const BRAVE_SEARCH_URL = 'https://api.search.brave.com/res/v1/web/search';
+const BRAVE_URL_VARIABLE = 'META_AGENT_BRAVE_SEARCH_URL';
+const BRAVE_SEARCH_URL = 'https://api.search.brave.com/res/v1/web/search';
 
 /** Results kept of one search. */
-export const MAX_HITS = 8;
+const MAX_HITS = 8;
 /** Characters kept of a result's title, address and text. */
 const MAX_FIELD_CHARS = { title: 200, href: 500, body: 600 };
 const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
@@ -74,7 +74,7 @@ class ProviderSearch implements WebSearch {
 }
 
 /** A SearXNG instance's JSON API; `base` is its address (`http://localhost:8888`), with or without `/search`. */
-export function searxngSearch(base: URL): WebSearch {
+function searxngSearch(base: URL): WebSearch {
   const endpoint = new URL(base.pathname.replace(/\/?(search)?\/?$/, '/search'), base);
   const name = `SearXNG at ${base.origin}${base.pathname === '/' ? '' : base.pathname}`;
   return new ProviderSearch({
@@ -98,7 +98,7 @@ export function searxngSearch(base: URL): WebSearch {
 }
 
 /** Brave's Web Search API with `key`, at `endpoint` (Brave's own unless a proxy is named). */
-export function braveSearch(key: string, endpoint: URL = new URL(BRAVE_SEARCH_URL)): WebSearch {
+function braveSearch(key: string, endpoint: URL = new URL(BRAVE_SEARCH_URL)): WebSearch {
   const name = `Brave Search${endpoint.href === BRAVE_SEARCH_URL ? '' : ` at ${endpoint.origin}`}`;
   return new ProviderSearch({
     name,

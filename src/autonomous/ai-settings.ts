@@ -20,7 +20,7 @@ export interface AgentSettings {
 }
 
 /** A settings file larger than this is refused unread: three short fields need a few KiB. */
-export const MAX_SETTINGS_BYTES = 64 * 1024;
+const MAX_SETTINGS_BYTES = 64 * 1024;
 
 // eslint-disable-next-line no-control-regex -- control characters are what this refuses
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;

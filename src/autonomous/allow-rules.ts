@@ -90,7 +90,9 @@ async function readRules(
  */
 function allowable(name: string, known: readonly string[]): boolean {
   if (known.includes(name) || name.startsWith(MCP_PREFIX)) return true;
-  return name.includes('*') && known.some((command) => patternOf(name).test(command));
+  if (!name.includes('*')) return false;
+  const pattern = patternOf(name);
+  return known.some((command) => pattern.test(command));
 }
 
 /** Refuses an `--allow` name that is no command `known` has, with the closest one (exit 2). */

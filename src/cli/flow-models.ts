@@ -23,7 +23,7 @@ export interface FlowModels {
 }
 
 /** The flow's model settings for the resolver: its roles, and a role for each model a node names. */
-export function flowModelConfig(flow: FlowFile): GraphModelConfig {
+function flowModelConfig(flow: FlowFile): GraphModelConfig {
   const config: GraphModelConfig = { ...flow.config.models };
   for (const name of namedModels(flow))
     if (!CHAT_ROLES.has(name) && !Object.hasOwn(config, name)) config[name] = { model: name };

@@ -34,7 +34,7 @@ const PROGRAMS: ReadonlyArray<{ name: string; args: (text: string) => string[]; 
 ];
 
 /** The most characters of one utterance: a speak thought is a sentence or two. */
-export const MAX_SPOKEN_CHARS = 1_000;
+const MAX_SPOKEN_CHARS = 1_000;
 /** Longest one utterance may take to say before its player or program is stopped. */
 const UTTERANCE_TIMEOUT_MS = 60_000;
 /** Longest the end of a run waits for what is left to say. */
@@ -56,7 +56,7 @@ type Voice =
  * with a player, or a speech program from PATH, or silence; `notice` is told how it speaks, and when
  * it changes.
  */
-export async function openSpeaker(
+async function openSpeaker(
   media: OpenAIMedia | undefined,
   notice: (message: string) => void,
   path = process.env.PATH ?? '',

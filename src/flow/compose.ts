@@ -86,7 +86,7 @@ function isMessage(item: unknown): item is { role: 'system' | 'user' | 'assistan
 }
 
 /** An output as the text of a message. */
-export function asText(output: Json | undefined): string {
+function asText(output: Json | undefined): string {
   return typeof output === 'string' ? output : JSON.stringify(output, null, 2);
 }
 

@@ -16,7 +16,7 @@ import { stringifyValue } from '../engine/template.js';
 const REFERENCE = /\$(db(?:\.[^$\n]+)?|out\.[\w-]+|prompt)\$/g;
 
 /** How a database value that is not there renders in a prompt, as AgentKit renders it (Python's None). */
-export const UNSET_VALUE = 'None';
+const UNSET_VALUE = 'None';
 
 /** What a reference reads from, and what it says when the value is missing. */
 export interface TemplateValues {

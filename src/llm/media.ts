@@ -23,7 +23,7 @@ export interface MediaModels {
  * OpenAI's own names, which local servers that mimic it often accept too: its current image model,
  * its transcription model, its speech model and first voice.
  */
-export const DEFAULT_MEDIA_MODELS: Readonly<MediaModels> = Object.freeze({
+const DEFAULT_MEDIA_MODELS: Readonly<MediaModels> = Object.freeze({
   image: 'gpt-image-1',
   transcription: 'whisper-1',
   speech: 'tts-1',
@@ -31,7 +31,7 @@ export const DEFAULT_MEDIA_MODELS: Readonly<MediaModels> = Object.freeze({
 });
 
 /** The environment variables that name each model (the voice is META_AGENT_SPEECH_VOICE). */
-export const MEDIA_MODEL_VARIABLES = Object.freeze({
+const MEDIA_MODEL_VARIABLES = Object.freeze({
   image: 'META_AGENT_IMAGE_MODEL',
   transcription: 'META_AGENT_TRANSCRIPTION_MODEL',
   speech: 'META_AGENT_SPEECH_MODEL',
@@ -52,7 +52,7 @@ const DEFAULT_TIMEOUT_MS = 180_000;
 const IDLE_MS = 60_000;
 
 /** An image as the server made it, and the file extension its bytes say it is. */
-export interface GeneratedImage {
+interface GeneratedImage {
   bytes: Uint8Array;
   extension: 'png' | 'jpg' | 'webp';
 }

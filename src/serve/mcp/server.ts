@@ -20,8 +20,7 @@ import {
 import { packageRoot } from '../../package-root.js';
 import type { ServeContext } from '../context.js';
 import { FlowPasses } from '../flow-passes.js';
-import { turnFailure } from '../turn-failure.js';
-import { ToolError } from './arguments.js';
+import type { ToolError } from './arguments.js';
 import { runTool, type Progress } from './calls.js';
 import { offeredTools, type OfferedTool, type ToolOffer } from './tools.js';
 
@@ -91,8 +90,9 @@ export function mcpServer(service: McpService, owner: string): Server {
         ...(answer.structured && { structuredContent: answer.structured }),
       });
     } catch (error) {
-      const line = error instanceof ToolError ? error.message : turnFailure(error, ctx).message;
-      return answered({ content: [{ type: 'text', text: line }], isError: true });
+      // runTool gives every failure as a ToolError, its one line for the client.
+      const { message } = error as ToolError;
+      return answered({ content: [{ type: 'text', text: message }], isError: true });
     }
   });
   return server;
