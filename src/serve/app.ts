@@ -11,6 +11,7 @@ import type { ServeContext } from './context.js';
 import { Drawings } from './drawings.js';
 import type { ServeEnv } from './env.js';
 import { ApiError, errorResponse } from './errors.js';
+import { FlowPasses } from './flow-passes.js';
 import { flowRoutes } from './flow-routes.js';
 import { graphRoutes } from './graph-routes.js';
 import { ownerOf, type KeyRing } from './keys.js';
@@ -105,11 +106,13 @@ export function serveApp(ctx: ServeContext, setup: AppSetup): Hono<ServeEnv> {
   app.route('/v1', openAiRoutes(ctx));
   app.route('/v1/conversations', conversationRoutes(ctx));
   app.route('/v1/runs', runRoutes(ctx));
-  app.route('/v1/flows', flowRoutes(ctx));
+  // One owner's passes are counted together, whether started over /v1/flows or /mcp.
+  const passes = new FlowPasses(ctx);
+  app.route('/v1/flows', flowRoutes(ctx, passes));
   const drawings = new Drawings();
   app.route('/v1/graphs', graphRoutes(ctx, drawings));
   app.route('/v1/conversations', conversationGraphRoutes(ctx, drawings));
-  app.all('/mcp', mcpRoute(ctx));
+  app.all('/mcp', mcpRoute(ctx, passes));
   app.notFound(() => {
     throw new ApiError(
       404,

@@ -9,16 +9,15 @@ import type { ServeContext } from './context.js';
 import { withinDeadline } from './deadline.js';
 import type { ServeEnv } from './env.js';
 import { ApiError } from './errors.js';
-import { FlowPasses, type LivePass } from './flow-passes.js';
+import type { FlowPasses, LivePass } from './flow-passes.js';
 import { readBody } from './request.js';
 import type { ServedFlow } from './served.js';
 import { streamLog } from './sse.js';
 
 const newPass = z.strictObject({ inputs: z.record(z.string(), z.string()).optional() });
 
-export function flowRoutes(ctx: ServeContext): Hono<ServeEnv> {
+export function flowRoutes(ctx: ServeContext, passes: FlowPasses): Hono<ServeEnv> {
   const app = new Hono<ServeEnv>();
-  const passes = new FlowPasses(ctx);
   const owned = (owner: string, flow: string, id: string): LivePass => {
     const pass = passes.find(owner, servedFlow(ctx, flow).name, id);
     if (!pass) throw new ApiError(404, `you have no pass ${id} of the flow "${flow}"`, 'pass_not_found');

@@ -6,13 +6,14 @@
 import type { Context } from 'hono';
 import type { ServeContext } from './context.js';
 import type { ServeEnv } from './env.js';
+import type { FlowPasses } from './flow-passes.js';
 import type { McpService } from './mcp/server.js';
 
-export function mcpRoute(ctx: ServeContext): (c: Context<ServeEnv>) => Promise<Response> {
-  let service: Promise<McpService> | undefined;
+export function mcpRoute(ctx: ServeContext, passes: FlowPasses): (c: Context<ServeEnv>) => Promise<Response> {
+  let service: McpService | undefined;
   return async (c) => {
     const { mcpService, mcpResponse } = await import('./mcp/http.js');
-    service ??= Promise.resolve(mcpService(ctx));
-    return mcpResponse(await service, c.get('owner'), c.req.raw);
+    service ??= mcpService(ctx, passes);
+    return mcpResponse(service, c.get('owner'), c.req.raw);
   };
 }

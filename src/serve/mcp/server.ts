@@ -31,8 +31,9 @@ export interface McpService {
   passes: FlowPasses;
 }
 
-export function mcpService(ctx: ServeContext): McpService {
-  return { ctx, offer: offeredTools([...ctx.served.values()]), passes: new FlowPasses(ctx) };
+/** The service of `ctx`'s graphs and flows; `passes`: where serve's /v1/flows counts its passes too. */
+export function mcpService(ctx: ServeContext, passes = new FlowPasses(ctx)): McpService {
+  return { ctx, offer: offeredTools([...ctx.served.values()]), passes };
 }
 
 /** An MCP server of `service`'s tools, for one client (`owner`: whose conversations and passes). */
