@@ -21,6 +21,8 @@ afterEach(async () => {
 });
 
 const bubblewrap = findBubblewrap();
+/** Said in the title of each test that needs bubblewrap, where it cannot run. */
+const skipped = 'problem' in bubblewrap ? ` (skipped: ${bubblewrap.problem})` : '';
 const shell = (commandLine: string): ReplayStep => ({
   name: 'execute_shell',
   args: { command_line: commandLine },
@@ -67,21 +69,24 @@ describe('meta-agent run: execute_shell', () => {
     );
   });
 
-  it.skipIf(!('program' in bubblewrap))('is asked for every time: --yes alone does not run it', async () => {
-    const { root, outputs } = await run(['--allow-shell', '--yes'], [shell('echo hi > hi.txt'), complete]);
-    await expect(readFile(join(root, 'hi.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
-    expect(outputs.map((step) => step.name)).toEqual(['task_complete']);
-    const told = server!
-      .chatRequests()[1]!
-      .messages.map((message) => message.content)
-      .join('\n');
-    expect(told).toContain(
-      'execute_shell runs a program, which always needs your approval, and there is no terminal to ask in: pass --allow execute_shell to let it run',
-    );
-  });
+  it.skipIf(!('program' in bubblewrap))(
+    `is asked for every time: --yes alone does not run it${skipped}`,
+    async () => {
+      const { root, outputs } = await run(['--allow-shell', '--yes'], [shell('echo hi > hi.txt'), complete]);
+      await expect(readFile(join(root, 'hi.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
+      expect(outputs.map((step) => step.name)).toEqual(['task_complete']);
+      const told = server!
+        .chatRequests()[1]!
+        .messages.map((message) => message.content)
+        .join('\n');
+      expect(told).toContain(
+        'execute_shell runs a program, which always needs your approval, and there is no terminal to ask in: pass --allow execute_shell to let it run',
+      );
+    },
+  );
 
   it.skipIf(!('program' in bubblewrap))(
-    'with --allow-shell and an allow rule, runs contained: workspace only, no network, no keys, capped',
+    `with --allow-shell and an allow rule, runs contained: workspace only, no network, no keys, capped${skipped}`,
     async () => {
       const outside = join(await mkdtemp(join(tmpdir(), 'run-shell-outside-')), 'secret.txt');
       await writeFile(outside, 'outside secret');
@@ -122,7 +127,7 @@ describe('meta-agent run: execute_shell', () => {
   );
 
   it.skipIf(!('program' in bubblewrap))(
-    'keeps 3,000 bytes of a long output, its beginning and end',
+    `keeps 3,000 bytes of a long output, its beginning and end${skipped}`,
     async () => {
       // A long result leaves older steps in short in the prompt, where the replay counts steps: this
       // model goes by what its last result says instead.
