@@ -111,6 +111,11 @@ export class TmuxSession {
     return (await this.tmux('capture-pane', '-p', '-t', 'main')).stdout;
   }
 
+  /** The scrollback and the screen: what a failure shows, since a program may clear its last words off screen. */
+  private async captureWithHistory(): Promise<string> {
+    return (await this.tmux('capture-pane', '-p', '-S', '-', '-t', 'main')).stdout.trimEnd();
+  }
+
   /**
    * Polls the screen until `test` accepts it and returns that screen. Fails with the last screen when
    * the time runs out, or at once when the program has exited.
@@ -124,7 +129,7 @@ export class TmuxSession {
       const why = exit !== undefined ? `the program exited with status ${exit}` : undefined;
       if (why !== undefined || Date.now() > deadline)
         throw new Error(
-          `waiting for ${options.what ?? 'the screen'}: ${why ?? 'timed out'}; the screen was:\n${screen}`,
+          `waiting for ${options.what ?? 'the screen'}: ${why ?? 'timed out'}; the screen (after its scrollback) was:\n${await this.captureWithHistory()}`,
         );
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -137,7 +142,9 @@ export class TmuxSession {
       const exit = await this.exitStatus();
       if (exit !== undefined) return exit;
       if (Date.now() > deadline)
-        throw new Error(`the program did not exit; the screen was:\n${await this.capture()}`);
+        throw new Error(
+          `the program did not exit; the screen (after its scrollback) was:\n${await this.captureWithHistory()}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
