@@ -13,7 +13,7 @@ import { EventBus } from '../events.js';
 import { startNodeOf } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
-import { Sandbox, SandboxError, type HostFunction } from '../sandbox/index.js';
+import { CodeSandboxes, SandboxError, type HostFunction } from '../sandbox/index.js';
 import type { HostCall } from './actions.js';
 import { AIPL_NAMESPACE, AiplTemplates, aiplFunctions } from './aipl.js';
 import { pushFrame } from './frames.js';
@@ -88,7 +88,7 @@ export class Interpreter {
   readonly models: ModelSet;
   readonly events: EventBus;
   readonly limits: InterpreterLimits;
-  readonly #sandbox: Sandbox;
+  readonly #sandboxes: CodeSandboxes;
   /** The working states of the replies and calls in progress. */
   readonly #running = new Set<ConversationState>();
   /** Set in self-referential mode. */
@@ -99,7 +99,7 @@ export class Interpreter {
   #announced = false;
   readonly #aipl: AiplTemplates;
 
-  private constructor(options: InterpreterOptions, sandbox: Sandbox) {
+  private constructor(options: InterpreterOptions, sandboxes: CodeSandboxes) {
     const editable =
       (options.selfReferential ?? options.graph.config.selfReferential)
         ? editableGraph(options.graph)
@@ -108,7 +108,7 @@ export class Interpreter {
     this.models = options.models;
     this.events = options.events ?? new EventBus();
     this.limits = { ...options.graph.config.runLimits, ...options.limits };
-    this.#sandbox = sandbox;
+    this.#sandboxes = sandboxes;
     if (editable)
       this.#self = new SelfMode({
         graph: editable,
@@ -127,14 +127,14 @@ export class Interpreter {
     this.#lent = lent;
     this.#aipl = new AiplTemplates(this.graph, this.models, this.events, options.clock ?? (() => new Date()));
     for (const [name, { functions, awaited }] of Object.entries(lent))
-      if (awaited) sandbox.exposeAsync(name, functions);
-      else sandbox.expose(name, functions);
+      if (awaited) sandboxes.exposeAsync(name, functions);
+      else sandboxes.expose(name, functions);
   }
 
-  /** An interpreter for `graph`, with a sandbox of the graph's limits. Dispose it when done. */
+  /** An interpreter for `graph`, with sandboxes of the graph's limits. Dispose it when done. */
   static async create(options: InterpreterOptions): Promise<Interpreter> {
-    const sandbox = await Sandbox.create(options.graph.config.sandbox);
-    return new Interpreter(options, sandbox);
+    const sandboxes = await CodeSandboxes.create(options.graph.config.sandbox);
+    return new Interpreter(options, sandboxes);
   }
 
   /** A fresh conversation state for this interpreter's graph. */
@@ -228,7 +228,7 @@ export class Interpreter {
   /** Releases the sandbox and stops reporting self-referential edits. */
   dispose(): void {
     this.#self?.dispose();
-    this.#sandbox.dispose();
+    this.#sandboxes.dispose();
   }
 
   /** A copy of `state` to work on (the caller's stays as it was), or a fresh state. */
@@ -247,7 +247,7 @@ export class Interpreter {
       models,
       events,
       limits,
-      sandbox: this.#sandbox,
+      sandboxes: this.#sandboxes,
       hostFunction: (namespace, fn) => this.#hostFunction(namespace, fn),
       aipl: this.#aipl,
     };

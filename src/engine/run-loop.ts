@@ -12,7 +12,8 @@ import type { CompiledNode } from '../graph/parse.js';
 import type { GraphConfig } from '../graph/schema.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
-import { SandboxError, type Sandbox } from '../sandbox/index.js';
+import { SandboxError, type CodeSandboxes } from '../sandbox/index.js';
+import { codeLanguage } from '../graph/language.js';
 import { ACTION_HANDLERS, type ActionContext, type HostCall } from './actions.js';
 import type { AiplTemplates } from './aipl.js';
 import { popFrame, setVariable, variablesInScope } from './frames.js';
@@ -39,7 +40,7 @@ export interface RunResources {
   graph: GraphView;
   models: ModelSet;
   events: EventBus;
-  sandbox: Sandbox;
+  sandboxes: CodeSandboxes;
   limits: InterpreterLimits;
   /** The host functions lent to the run (the interpreter's `host` namespaces). */
   hostFunction(namespace: string, fn: string): HostCall | undefined;
@@ -81,7 +82,7 @@ class Run {
   readonly #graph: GraphView;
   readonly #models: ModelSet;
   readonly #events: EventBus;
-  readonly #sandbox: Sandbox;
+  readonly #sandboxes: CodeSandboxes;
   readonly #limits: InterpreterLimits;
   readonly #hostFunction: RunResources['hostFunction'];
   readonly #aipl: AiplTemplates;
@@ -89,13 +90,13 @@ class Run {
   #foreseen: Foreseen | undefined;
 
   constructor(
-    { graph, models, events, sandbox, limits, hostFunction, aipl }: RunResources,
+    { graph, models, events, sandboxes, limits, hostFunction, aipl }: RunResources,
     readonly work: ConversationState,
   ) {
     this.#graph = graph;
     this.#models = models;
     this.#events = events;
-    this.#sandbox = sandbox;
+    this.#sandboxes = sandboxes;
     this.#limits = limits;
     this.#hostFunction = hostFunction;
     this.#aipl = aipl;
@@ -280,8 +281,14 @@ class Run {
     return members[members.length - 1]!.name;
   }
 
+  /** Evaluates a condition or an argument of `node`, or of the wildcard member `label`, in its language. */
   async #evaluate(work: ConversationState, node: CompiledNode, expression: string, label = node.name) {
-    return this.#sandbox.evaluate(expression, variablesInScope(work), { node: label });
+    const owner = this.#graph.get(label) ?? node;
+    return this.#sandbox(owner).evaluate(expression, variablesInScope(work), { node: label });
+  }
+
+  #sandbox(node: CompiledNode) {
+    return this.#sandboxes.for(codeLanguage(this.#graph.config, node));
   }
 
   /** The frame's prompt as the chatbot reads it: rendered, when it is an AIPL template. */
@@ -334,7 +341,7 @@ class Run {
   async #runCode(work: ConversationState, node: CompiledNode, code: string): Promise<unknown> {
     const before = variablesInScope(work);
     const conditions = conditionsAhead(this.#graph, node);
-    const result = await this.#sandbox
+    const result = await this.#sandbox(node)
       .runCode(code, before, { node: node.name }, conditions)
       .catch((error: unknown) => {
         if (error instanceof SandboxError) this.#printed(node.name, error.logs);

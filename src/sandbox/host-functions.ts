@@ -109,9 +109,17 @@ export class HostFunctions {
     ]);
   }
 
+  /**
+   * Calls a lent function for code that waits for every call it makes (the Python sandbox's child
+   * blocks on each): a reply, or for an asynchronous namespace possibly the promise of one.
+   */
+  call(namespace: string, name: string, args: unknown[]): HostReply | Promise<HostReply> {
+    return this.#answer(namespace, name, args, this.#namespaces.get(namespace)?.awaited ?? false);
+  }
+
   /** Calls the function: a reply, or when the caller waits, possibly the promise of one. */
   #answer(namespace: unknown, name: unknown, args: unknown, waits: false): HostReply;
-  #answer(namespace: unknown, name: unknown, args: unknown, waits: true): HostReply | Promise<HostReply>;
+  #answer(namespace: unknown, name: unknown, args: unknown, waits: boolean): HostReply | Promise<HostReply>;
   #answer(namespace: unknown, name: unknown, args: unknown, waits: boolean): HostReply | Promise<HostReply> {
     const label = `${String(namespace)}.${String(name)}`;
     const lent = typeof namespace === 'string' ? this.#namespaces.get(namespace) : undefined;

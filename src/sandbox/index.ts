@@ -14,3 +14,5 @@ export {
 } from './limits.js';
 export { PatternError, PatternSandbox, withSandboxedRegExps } from './patterns.js';
 export type { HostFunction } from './host-functions.js';
+export { CodeSandboxes, type CodeRunner } from './code-sandboxes.js';
+export { PythonSandbox } from './python/python-sandbox.js';

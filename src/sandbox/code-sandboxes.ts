@@ -1,0 +1,82 @@
+/**
+ * The sandboxes a run's code goes to, one a language: JavaScript in isolated-vm (sandbox.ts) and Python
+ * in Pyodide (python/python-sandbox.ts). Host namespaces are lent to both; the Python one is made when
+ * first asked for, so a run without Python never knows it exists.
+ */
+import type { HostFunction } from './host-functions.js';
+import type { SandboxLimits } from './limits.js';
+import { PythonSandbox } from './python/python-sandbox.js';
+import { Sandbox, type NextCondition, type RunCodeResult, type Where } from './sandbox.js';
+
+/** What the engine asks of a sandbox, whatever its language. */
+export interface CodeRunner {
+  runCode(
+    code: string,
+    scope: Record<string, unknown>,
+    where: Where,
+    next?: readonly NextCondition[],
+  ): Promise<RunCodeResult>;
+  evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown>;
+}
+
+interface Lent {
+  functions: Record<string, HostFunction>;
+  awaited: boolean;
+}
+
+export class CodeSandboxes {
+  readonly javascript: Sandbox;
+  readonly #limits: Partial<SandboxLimits> | undefined;
+  readonly #lent = new Map<string, Lent>();
+  #python: PythonSandbox | undefined;
+
+  private constructor(javascript: Sandbox, limits: Partial<SandboxLimits> | undefined) {
+    this.javascript = javascript;
+    this.#limits = limits;
+  }
+
+  /** Sandboxes under the graph's `limits`, capped as limits.ts says. */
+  static async create(limits?: Partial<SandboxLimits>): Promise<CodeSandboxes> {
+    return new CodeSandboxes(await Sandbox.create(limits), limits);
+  }
+
+  /** The sandbox for code in `language`. */
+  for(language: 'javascript' | 'python'): CodeRunner {
+    return language === 'python' ? this.#pythonSandbox() : this.javascript;
+  }
+
+  expose(name: string, functions: Record<string, HostFunction>): void {
+    this.#lend(name, { functions, awaited: false });
+  }
+
+  exposeAsync(name: string, functions: Record<string, HostFunction>): void {
+    this.#lend(name, { functions, awaited: true });
+  }
+
+  unexpose(name: string): void {
+    this.#lent.delete(name);
+    this.javascript.unexpose(name);
+    this.#python?.unexpose(name);
+  }
+
+  dispose(): void {
+    this.javascript.dispose();
+    this.#python?.dispose();
+  }
+
+  #lend(name: string, lent: Lent): void {
+    this.#lent.set(name, lent);
+    for (const sandbox of [this.javascript, this.#python])
+      if (lent.awaited) sandbox?.exposeAsync(name, lent.functions);
+      else sandbox?.expose(name, lent.functions);
+  }
+
+  #pythonSandbox(): PythonSandbox {
+    if (this.#python) return this.#python;
+    const python = PythonSandbox.create(this.#limits);
+    for (const [name, { functions, awaited }] of this.#lent)
+      if (awaited) python.exposeAsync(name, functions);
+      else python.expose(name, functions);
+    return (this.#python = python);
+  }
+}

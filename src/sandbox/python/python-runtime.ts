@@ -1,0 +1,336 @@
+/**
+ * The process Python runs in: Pyodide in a child Node process (child.ts), started on the first Python
+ * evaluation and shared by every Python sandbox of this process, so the runtime loads once however many
+ * agents run. Evaluations are served one at a time, in order.
+ *
+ * The child is contained by the operating system's process boundary and Node's permission model, not
+ * by anything Python or Pyodide promise: it may read only Pyodide's files and its own, and may not
+ * write files, start processes or threads, load native addons or use WASI or the inspector; it gets no
+ * environment variables (no credentials), and code generation from strings is off. What it says is
+ * read as untrusted: a line that is too long or not a message of the protocol ends it.
+ *
+ * Time is kept here: an evaluation that runs past its limit (time spent in host functions not counted)
+ * gets the child killed; the next evaluation starts a new one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packageRoot } from '../../package-root.js';
+import type { HostReply } from '../guest.js';
+import type { Answer, ChildMessage, ParentMessage } from './protocol.js';
+
+/** Time the runtime may take to load, whatever the evaluations' limit: Pyodide takes seconds. */
+const START_TIMEOUT_MS = 120_000;
+/** The longest line the child may send: an answer with large variables, but not without end. */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** The JavaScript heap of the child (Python's memory is WebAssembly memory, capped in the child). */
+const CHILD_HEAP_MB = 256;
+
+/** One evaluation, as the runtime runs it. */
+export interface Evaluation {
+  mode: 'code' | 'expression';
+  code: string;
+  /** The variables as a JSON object's text. */
+  scope: string;
+  namespaces: Record<string, string[]>;
+  timeoutMs: number;
+  memoryMb: number;
+  /** Answers a host function call from Python. */
+  callHost(namespace: string, fn: string, args: unknown[]): HostReply | Promise<HostReply>;
+}
+
+/** How an evaluation ended, short of the Python runner's own answer. */
+export type Ended =
+  | { kind: 'answered'; answer: Answer; logs: string[] }
+  | { kind: 'timeout'; logs: string[] }
+  /** The runtime died or broke the protocol: `message` says how. */
+  | { kind: 'failed'; message: string; logs: string[] };
+
+/** Thrown when the runtime cannot be started at all (not built, Pyodide missing, load failure). */
+export class PythonStartError extends Error {}
+
+/** The one runtime of this process; undefined until the first Python evaluation. */
+let shared: PythonRuntime | undefined;
+
+/** The process's Python runtime, started when first used. */
+export function pythonRuntime(): PythonRuntime {
+  return (shared ??= new PythonRuntime());
+}
+
+export class PythonRuntime {
+  #child: LiveChild | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Times the runtime was started in this process: a test can see that it loads once. */
+  starts = 0;
+
+  /** Runs one evaluation, after those queued before it. */
+  evaluate(evaluation: Evaluation): Promise<Ended> {
+    const result = this.#queue.then(() => this.#evaluate(evaluation));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Stops the child, if any; the next evaluation starts a new one. */
+  stop(): void {
+    this.#child?.kill();
+    this.#child = undefined;
+  }
+
+  async #evaluate(evaluation: Evaluation): Promise<Ended> {
+    if (!this.#child?.alive) {
+      this.#child = undefined;
+      this.starts++;
+      this.#child = await LiveChild.start();
+    }
+    const child = this.#child;
+    const ended = await child.evaluate(evaluation);
+    if (ended.kind !== 'answered') {
+      child.kill();
+      if (this.#child === child) this.#child = undefined;
+    }
+    return ended;
+  }
+}
+
+/** A started child and the lines it sends. */
+class LiveChild {
+  readonly #process: ChildProcess;
+  readonly #lines: LineQueue;
+  #exited = false;
+
+  private constructor(child: ChildProcess) {
+    this.#process = child;
+    this.#lines = new LineQueue(MAX_LINE_BYTES);
+    child.stdout!.on('data', (chunk: Buffer) => this.#lines.push(chunk));
+    child.on('exit', () => {
+      this.#exited = true;
+      this.#lines.end();
+    });
+    // A child killed mid-write must not crash us with EPIPE.
+    child.stdin!.on('error', () => undefined);
+    // An idle runtime does not keep this process alive; an evaluation's own timer does while it runs.
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr])
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+
+  static async start(): Promise<LiveChild> {
+    const root = packageRoot();
+    const childFile = join(root, 'dist', 'src', 'sandbox', 'python', 'child.js');
+    if (!existsSync(childFile))
+      throw new PythonStartError(
+        `the Python sandbox is not built (${childFile} is missing): run \`npm run build\``,
+      );
+    let pyodideEntry: string;
+    try {
+      pyodideEntry = createRequire(join(root, 'package.json')).resolve('pyodide/pyodide.mjs');
+    } catch {
+      throw new PythonStartError('the pyodide package is not installed: run `npm install`');
+    }
+    const child = spawn(
+      process.execPath,
+      [
+        '--permission',
+        `--allow-fs-read=${dirname(pyodideEntry)}`,
+        `--allow-fs-read=${dirname(childFile)}`,
+        // Node reads the nearest package.json to know child.js is a module.
+        `--allow-fs-read=${join(root, 'package.json')}`,
+        '--disallow-code-generation-from-strings',
+        `--max-old-space-size=${CHILD_HEAP_MB}`,
+        '--no-warnings',
+        childFile,
+        pathToFileURL(pyodideEntry).href,
+      ],
+      { cwd: dirname(pyodideEntry), env: {}, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString();
+    });
+    const live = new LiveChild(child);
+    const ready = await live.#next(START_TIMEOUT_MS);
+    if (typeof ready !== 'object' || ready.type !== 'ready') {
+      live.kill();
+      const why = ready === 'timeout' ? `it did not load in ${START_TIMEOUT_MS / 1000} s` : lastLine(stderr);
+      throw new PythonStartError(`the Python runtime did not start: ${why || 'it exited'}`);
+    }
+    return live;
+  }
+
+  get alive(): boolean {
+    return !this.#exited;
+  }
+
+  kill(): void {
+    if (!this.#exited) this.#process.kill('SIGKILL');
+  }
+
+  async evaluate(evaluation: Evaluation): Promise<Ended> {
+    const { callHost, timeoutMs, ...request } = evaluation;
+    this.#send({ type: 'evaluate', ...request });
+    let left = timeoutMs;
+    for (;;) {
+      const started = performance.now();
+      const message = await this.#next(left);
+      left -= performance.now() - started;
+      if (message === 'timeout') return { kind: 'timeout', logs: [] };
+      if (message === undefined) return { kind: 'failed', message: 'the Python runtime stopped', logs: [] };
+      if (message === 'broken')
+        return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+      switch (message.type) {
+        case 'done': {
+          const answer = parseAnswer(message.answer);
+          if (answer === undefined)
+            return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+          return { kind: 'answered', answer, logs: message.logs };
+        }
+        case 'fatal':
+          return { kind: 'failed', message: message.message, logs: message.logs };
+        case 'host': {
+          // Time in the host is not the code's: the clock stops until the host answers.
+          const reply = await answerHost(callHost, message);
+          this.#send({ type: 'host-result', ...reply });
+          break;
+        }
+        case 'ready':
+          return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+      }
+    }
+  }
+
+  #send(message: ParentMessage): void {
+    if (!this.#exited) this.#process.stdin!.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** The child's next message, 'timeout' after `ms`, undefined once it exited, 'broken' for a bad line. */
+  async #next(ms: number): Promise<ChildMessage | 'timeout' | 'broken' | undefined> {
+    const line = await this.#lines.next(Math.max(ms, 0));
+    if (line === 'ended') return undefined;
+    if (line === 'timeout') return line;
+    if (line === 'overflow') return 'broken';
+    try {
+      const message = JSON.parse(line.text) as unknown;
+      return isChildMessage(message) ? message : 'broken';
+    } catch {
+      return 'broken';
+    }
+  }
+}
+
+/** Calls the host function and shapes its reply for the child: a result as JSON text, or an error. */
+async function answerHost(
+  callHost: Evaluation['callHost'],
+  message: Extract<ChildMessage, { type: 'host' }>,
+): Promise<{ ok: true; value: string } | { ok: false; error: string }> {
+  let args: unknown;
+  try {
+    args = JSON.parse(message.args);
+  } catch {
+    return { ok: false, error: 'the arguments were not JSON' };
+  }
+  const reply = await callHost(message.namespace, message.fn, Array.isArray(args) ? args : []);
+  if (!reply.ok) return { ok: false, error: reply.message };
+  const value = JSON.stringify(reply.value ?? null) as string | undefined;
+  if (value === undefined)
+    return { ok: false, error: `${message.namespace}.${message.fn} returned a value JSON cannot hold` };
+  return { ok: true, value };
+}
+
+function isChildMessage(value: unknown): value is ChildMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const message = value as Record<string, unknown>;
+  switch (message.type) {
+    case 'ready':
+      return typeof message.baselineBytes === 'number';
+    case 'host':
+      return (
+        typeof message.namespace === 'string' &&
+        typeof message.fn === 'string' &&
+        typeof message.args === 'string'
+      );
+    case 'done':
+      return typeof message.answer === 'string' && isLogs(message.logs);
+    case 'fatal':
+      return typeof message.message === 'string' && isLogs(message.logs);
+    default:
+      return false;
+  }
+}
+
+function isLogs(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((line) => typeof line === 'string');
+}
+
+function parseAnswer(text: string): Answer | undefined {
+  try {
+    const answer = JSON.parse(text) as Answer;
+    if (typeof answer !== 'object' || answer === null || typeof answer.ok !== 'boolean') return undefined;
+    if (answer.ok) return typeof answer.changed === 'object' && answer.changed !== null ? answer : undefined;
+    return typeof answer.kind === 'string' ? answer : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop() ?? '';
+}
+
+/** Newline-ended lines from a stream, waited for one at a time. */
+class LineQueue {
+  readonly #lines: string[] = [];
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #ended = false;
+  #overflow = false;
+  #waiter: (() => void) | undefined;
+
+  constructor(readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let end = chunk.indexOf(10); end >= 0; end = chunk.indexOf(10, start)) {
+      this.#pending.push(chunk.subarray(start, end));
+      this.#lines.push(Buffer.concat(this.#pending).toString('utf8'));
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      start = end + 1;
+    }
+    if (start < chunk.length) {
+      this.#pending.push(chunk.subarray(start));
+      this.#pendingBytes += chunk.length - start;
+      if (this.#pendingBytes > this.maxBytes) this.#overflow = true;
+    }
+    this.#wake();
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake();
+  }
+
+  async next(ms: number): Promise<{ text: string } | 'timeout' | 'overflow' | 'ended'> {
+    const deadline = performance.now() + ms;
+    for (;;) {
+      if (this.#lines.length > 0) return { text: this.#lines.shift()! };
+      if (this.#overflow) return 'overflow';
+      if (this.#ended) return 'ended';
+      const left = deadline - performance.now();
+      if (left <= 0) return 'timeout';
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#waiter = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#waiter = undefined;
+    }
+  }
+
+  #wake(): void {
+    this.#waiter?.();
+  }
+}

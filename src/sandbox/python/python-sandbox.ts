@@ -1,0 +1,162 @@
+/**
+ * The Python sandbox: code nodes, conditions and call arguments written in Python, run by CPython in
+ * WebAssembly (Pyodide) in a contained child process (python-runtime.ts). It offers what the JavaScript
+ * sandbox offers (sandbox.ts), with the same errors, limits and host namespaces, so the engine can hand
+ * either one a node's code.
+ *
+ * Values cross as JSON: the variables in, the variables the code changed and its value out. A value
+ * JSON cannot hold (a set, a function of the host) is an error naming its variable. A host namespace
+ * is an object in Python whose functions take snake_case names too: `self.add_node(name='x', …)` calls
+ * `self.addNode({ name: 'x', … })` (keyword arguments become one object, its keys camelCased).
+ */
+import { HostFunctions, type HostFunction } from '../host-functions.js';
+import { resolveLimits, sandboxCeiling, type SandboxLimits } from '../limits.js';
+import { memoryError, SandboxError, timeoutError } from '../sandbox-error.js';
+import type { RunCodeResult, Where } from '../sandbox.js';
+import type { Answer } from './protocol.js';
+import { pythonRuntime, PythonStartError, type Ended } from './python-runtime.js';
+
+const JSON_HINT =
+  'values crossing the sandbox must be JSON: numbers, strings, booleans, None, lists, and dicts with ' +
+  'string keys; convert the others (list(a_set), str(x)), or keep them inside a function';
+
+export class PythonSandbox {
+  /** The limits every evaluation runs under. */
+  readonly limits: Readonly<SandboxLimits>;
+  readonly #ceiling: Readonly<SandboxLimits>;
+  readonly #host = new HostFunctions();
+  #disposed = false;
+
+  private constructor(limits: Readonly<SandboxLimits>, ceiling: Readonly<SandboxLimits>) {
+    this.limits = limits;
+    this.#ceiling = ceiling;
+  }
+
+  /**
+   * A Python sandbox under `limits` (capped as the JavaScript sandbox's are, see limits.ts). Cheap: the
+   * runtime starts on the first evaluation of any Python sandbox of the process.
+   */
+  static create(limits?: Partial<SandboxLimits>): PythonSandbox {
+    const ceiling = sandboxCeiling();
+    return new PythonSandbox(resolveLimits(limits, ceiling), ceiling);
+  }
+
+  /**
+   * Runs a code node's statements over `scope`. The value is that of the last statement when it is an
+   * expression, or of the variable a last `x = …` sets; new and changed variables come back, changes in
+   * place included. What the code printed comes back as `logs`. Conditions are never evaluated ahead.
+   * @throws SandboxError of every kind.
+   */
+  async runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
+    const answer = await this.#run('code', code, scope, where.node);
+    const changed = answer.changed;
+    return {
+      value: answer.value,
+      changed,
+      logs: answer.logs,
+      conditions: [],
+      get scope() {
+        return { ...scope, ...changed };
+      },
+    };
+  }
+
+  /** Evaluates one Python expression over `scope`. @throws SandboxError of every kind. */
+  async evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown> {
+    if (expression.trim() === '') throw new SandboxError('syntax', where.node, 'the expression is empty');
+    return (await this.#run('expression', expression, scope, where.node)).value;
+  }
+
+  /** Lends host functions as `name.fn(…)` from the next evaluation on (see HostFunctions). */
+  expose(name: string, functions: Record<string, HostFunction>): void {
+    this.#host.expose(name, functions);
+  }
+
+  /** Like `expose`, for functions that return promises: Python waits for each. */
+  exposeAsync(name: string, functions: Record<string, HostFunction>): void {
+    this.#host.expose(name, functions, true);
+  }
+
+  unexpose(name: string): void {
+    this.#host.unexpose(name);
+  }
+
+  /** Evaluations after this throw; the process's runtime stays for other sandboxes. */
+  dispose(): void {
+    this.#disposed = true;
+  }
+
+  async #run(mode: 'code' | 'expression', code: string, scope: Record<string, unknown>, node: string) {
+    if (this.#disposed) throw new Error('the sandbox was disposed');
+    const namespaces = Object.fromEntries(this.#host.layout().map(([name, functions]) => [name, functions]));
+    let ended: Ended;
+    try {
+      ended = await pythonRuntime().evaluate({
+        mode,
+        code,
+        scope: scopeText(scope, node),
+        namespaces,
+        timeoutMs: this.limits.timeoutMs,
+        memoryMb: this.limits.memoryMb,
+        callHost: (namespace, fn, args) => this.#host.call(namespace, fn, args),
+      });
+    } catch (error) {
+      if (error instanceof PythonStartError) throw new SandboxError('runtime', node, error.message);
+      throw error;
+    }
+    if (ended.kind === 'timeout') throw timeoutError(node, this.limits, this.#ceiling);
+    if (ended.kind === 'failed')
+      throw new SandboxError(
+        'runtime',
+        node,
+        `the Python runtime failed: ${ended.message}`,
+        'deep recursion can exhaust its stack; the next evaluation starts a new runtime',
+        undefined,
+        ended.logs,
+      );
+    return { ...this.#accept(ended.answer, node, mode, ended.logs), logs: ended.logs };
+  }
+
+  #accept(answer: Answer, node: string, mode: 'code' | 'expression', logs: string[]) {
+    if (answer.ok) return answer;
+    switch (answer.kind) {
+      case 'memory':
+        throw memoryError(node, this.limits, this.#ceiling);
+      case 'uncopyable':
+        throw new SandboxError(
+          'uncopyable',
+          node,
+          answer.name
+            ? `variable "${answer.name}" holds a ${answer.type}, which JSON cannot hold`
+            : `the value of ${mode === 'code' ? "the code's last statement" : 'the expression'} is a ${answer.type}, which JSON cannot hold`,
+          JSON_HINT,
+          undefined,
+          logs,
+        );
+      default:
+        throw new SandboxError(answer.kind, node, answer.message, undefined, answer.line ?? undefined, logs);
+    }
+  }
+}
+
+/** The variables as a JSON object's text; one JSON cannot hold is an error naming it. */
+function scopeText(scope: Record<string, unknown>, node: string): string {
+  const parts: string[] = [];
+  for (const name of Object.keys(scope)) {
+    let text: string | undefined;
+    try {
+      text = scope[name] === undefined ? 'null' : (JSON.stringify(scope[name]) as string | undefined);
+    } catch {
+      text = undefined;
+    }
+    if (text === undefined)
+      throw new SandboxError(
+        'uncopyable',
+        node,
+        `variable "${name}" holds a value JSON cannot hold, so Python cannot see it`,
+        JSON_HINT,
+      );
+    parts.push(`${JSON.stringify(name)}:${text}`);
+  }
+  return `{${parts.join(',')}}`;
+}

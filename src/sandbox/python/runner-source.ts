@@ -1,0 +1,151 @@
+/**
+ * The Python half of the Python sandbox's child process, run once when the runtime has loaded. It
+ * defines `_meta_agent_run`, which the child calls for every evaluation with JSON texts in and a JSON
+ * text out, so that values cross the boundary as JSON and nothing else.
+ *
+ * A code node's statements run in a namespace of their own: the scope's variables, AutoGRAMS' modules
+ * (`math`, `operator`, `functools`, `ast`: autograms/autogram_config.py PYTHON_IMPORTS), and the host's
+ * namespaces (`self`, `memory`, …). The value of the code is that of its last statement when that is an
+ * expression, or of the variable a last `x = …` assigns (AutoGRAMS evaluates `x = EXPR` as EXPR and stores
+ * it: autograms/statement_interpreter.py). What changed comes back: new variables and those whose JSON
+ * differs, in-place changes (`list.append(merged, x)`) included. Modules, functions and classes the code
+ * made are its own helpers and stay behind; any other value JSON cannot hold is an error naming it.
+ */
+export const RUNNER_SOURCE = String.raw`
+import ast as _ast, builtins as _builtins, json as _json, sys as _sys, traceback as _traceback, types as _types
+import math, operator, functools, ast
+
+_PRELOADED = {'math': math, 'operator': operator, 'functools': functools, 'ast': ast}
+_compiled = {}
+_COMPILED_KEPT = 256
+
+
+class _Unjsonable(Exception):
+    def __init__(self, name, value):
+        self.name = name
+        self.type_name = type(value).__name__
+
+
+def _camel(name):
+    head, *rest = name.split('_')
+    return head + ''.join(part[:1].upper() + part[1:] for part in rest)
+
+
+class _Namespace:
+    """A host namespace: self.add_node(name='x') calls the host's addNode({name: 'x'})."""
+
+    def __init__(self, name, functions, call):
+        object.__setattr__(self, '_name', name)
+        object.__setattr__(self, '_functions', frozenset(functions))
+        object.__setattr__(self, '_call', call)
+
+    def __getattr__(self, attr):
+        fn = attr if attr in self._functions else _camel(attr)
+        if fn not in self._functions:
+            raise AttributeError(f"{self._name} has no function {attr!r}; it has: {', '.join(sorted(self._functions))}")
+        call, name = self._call, self._name
+
+        def host_function(*args, **kwargs):
+            values = list(args)
+            if kwargs:
+                values.append({_camel(key): value for key, value in kwargs.items()})
+            return _json.loads(call(name, fn, _dumps(values)))
+
+        host_function.__name__ = attr
+        return host_function
+
+    def __setattr__(self, attr, value):
+        raise AttributeError(f'{self._name} is read-only')
+
+    def __dir__(self):
+        return sorted(self._functions)
+
+    def __repr__(self):
+        return f'<host namespace {self._name}>'
+
+
+def _dumps(value):
+    return _json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(',', ':'))
+
+
+def _compile(mode, code):
+    key = (mode, code)
+    found = _compiled.get(key)
+    if found is not None:
+        return found
+    if mode == 'expression':
+        found = (compile(code.strip(), '<code>', 'eval'), None, None)
+    else:
+        tree = _ast.parse(code, '<code>', 'exec')
+        last = tree.body[-1] if tree.body else None
+        if isinstance(last, _ast.Expr):
+            body = _ast.Module(body=tree.body[:-1], type_ignores=[])
+            found = (compile(body, '<code>', 'exec'), compile(_ast.Expression(last.value), '<code>', 'eval'), None)
+        else:
+            target = None
+            if isinstance(last, _ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], _ast.Name):
+                target = last.targets[0].id
+            elif isinstance(last, (_ast.AugAssign, _ast.AnnAssign)) and isinstance(last.target, _ast.Name):
+                target = last.target.id
+            found = (compile(tree, '<code>', 'exec'), None, target)
+    if len(_compiled) >= _COMPILED_KEPT:
+        _compiled.pop(next(iter(_compiled)))
+    _compiled[key] = found
+    return found
+
+
+def _helper(value):
+    return isinstance(value, (_types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType, type, _Namespace, functools.partial))
+
+
+def _line(error):
+    if isinstance(error, SyntaxError) and error.filename == '<code>':
+        return error.lineno
+    frames = [frame for frame in _traceback.extract_tb(error.__traceback__) if frame.filename == '<code>']
+    return frames[-1].lineno if frames else None
+
+
+def _failure(error):
+    kind = 'syntax' if isinstance(error, SyntaxError) else 'memory' if isinstance(error, MemoryError) else 'runtime'
+    if isinstance(error, _Unjsonable):
+        return {'ok': False, 'kind': 'uncopyable', 'name': error.name, 'type': error.type_name}
+    message = f'{type(error).__name__}: {error}' if str(error) else type(error).__name__
+    if isinstance(error, SyntaxError):
+        message = f'SyntaxError: {error.msg}'
+    return {'ok': False, 'kind': kind, 'message': message, 'line': _line(error)}
+
+
+def _meta_agent_run(mode, code, scope_text, namespaces_text, call):
+    try:
+        scope = _json.loads(scope_text)
+        namespace = {'__builtins__': _builtins, '__name__': '__main__', **_PRELOADED, **scope}
+        # A lent namespace hides a variable of the same name, as in the JavaScript sandbox.
+        for name, functions in _json.loads(namespaces_text).items():
+            namespace[name] = _Namespace(name, functions, call)
+        before = {name: _dumps(value) for name, value in scope.items()}
+        body, last, target = _compile(mode, code)
+        if mode == 'expression':
+            value = eval(body, namespace)
+        else:
+            exec(body, namespace)
+            value = eval(last, namespace) if last is not None else namespace.get(target) if target else None
+        changed = {}
+        if mode == 'code':
+            for name, current in namespace.items():
+                if name.startswith('__') or (name in _PRELOADED and current is _PRELOADED[name]) or _helper(current):
+                    continue
+                try:
+                    text = _dumps(current)
+                except (TypeError, ValueError, RecursionError):
+                    raise _Unjsonable(name, current)
+                if before.get(name) != text:
+                    changed[name] = current
+        if _helper(value):
+            value = None
+        try:
+            return _dumps({'ok': True, 'value': value, 'changed': changed})
+        except (TypeError, ValueError, RecursionError):
+            raise _Unjsonable('', value)
+    except BaseException as error:
+        return _dumps(_failure(error))
+`;
