@@ -96,6 +96,7 @@ const pyodide: PyodideAPI = await loadPyodide({ jsglobals: Object.create(null) a
 pyodide.setStdin({ error: true });
 pyodide.setStdout({ batched: (line) => log(line) });
 pyodide.setStderr({ batched: (line) => log(line) });
+pyodide.globals.set('_meta_agent_host_call', hostCall);
 pyodide.runPython(RUNNER_SOURCE);
 const run = pyodide.globals.get('_meta_agent_run') as (...args: unknown[]) => string;
 const heap = () => (pyodide as unknown as { _module: { HEAP8: Int8Array } })._module.HEAP8.buffer.byteLength;
@@ -111,7 +112,7 @@ for (;;) {
   logs = [];
   let answer: string;
   try {
-    answer = run(request.mode, request.code, request.scope, JSON.stringify(request.namespaces), hostCall);
+    answer = run(request.mode, request.code, request.scope, JSON.stringify(request.namespaces));
   } catch (error) {
     // Not a Python exception (those come back as answers): the runtime itself failed, e.g. its stack ran out.
     send({ type: 'fatal', message: error instanceof Error ? error.message : String(error), logs });
@@ -120,14 +121,16 @@ for (;;) {
   send({ type: 'done', answer, logs });
 }
 
-/** A host function called from Python: asks the parent and blocks until it answers. */
+/**
+ * A host function called from Python: asks the parent and blocks until it answers. The answer is JSON
+ * text, `{ ok, value }` or `{ ok: false, error }`, which the runner turns into a value or a RuntimeError.
+ */
 function hostCall(namespace: string, fn: string, args: string): string {
   send({ type: 'host', namespace, fn, args });
   const reply = input.next<ParentMessage>();
   if (reply === undefined) exit(0);
-  if (reply.type !== 'host-result') throw new Error('the sandbox protocol broke');
-  if (!reply.ok) throw new Error(reply.error);
-  return reply.value;
+  if (reply.type !== 'host-result') exit(1);
+  return reply.ok ? `{"ok":true,"value":${reply.value}}` : JSON.stringify({ ok: false, error: reply.error });
 }
 
 function log(line: string): void {
@@ -154,6 +157,19 @@ function send(message: ChildMessage): void {
  * (`--disallow-code-generation-from-strings`), so what is not reachable cannot be made.
  */
 function stripHostGlobals(): void {
+  // The process object may still be reachable through some object Pyodide keeps: its ways to Node's
+  // modules, native code and other processes go first.
+  const processObject = process as unknown as Record<string, unknown>;
+  for (const name of [
+    'getBuiltinModule',
+    'binding',
+    '_linkedBinding',
+    'dlopen',
+    'kill',
+    'chdir',
+    'mainModule',
+  ])
+    delete processObject[name];
   const global = globalThis as Record<string, unknown>;
   for (const name of [
     'process',

@@ -60,7 +60,8 @@ export function pythonRuntime(): PythonRuntime {
 }
 
 export class PythonRuntime {
-  #child: LiveChild | undefined;
+  /** The child, started or starting. */
+  #child: Promise<LiveChild> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   /** Times the runtime was started in this process: a test can see that it loads once. */
   starts = 0;
@@ -72,25 +73,37 @@ export class PythonRuntime {
     return result;
   }
 
-  /** Stops the child, if any; the next evaluation starts a new one. */
-  stop(): void {
-    this.#child?.kill();
-    this.#child = undefined;
-  }
-
   async #evaluate(evaluation: Evaluation): Promise<Ended> {
-    if (!this.#child?.alive) {
-      this.#child = undefined;
-      this.starts++;
-      this.#child = await LiveChild.start();
+    // A runtime loading in the background keeps nothing alive; waiting for it must.
+    const hold = setInterval(() => undefined, 60_000);
+    let child: LiveChild;
+    try {
+      child = await this.#started();
+      if (!child.alive) child = await this.#restart();
+    } finally {
+      clearInterval(hold);
     }
-    const child = this.#child;
     const ended = await child.evaluate(evaluation);
     if (ended.kind !== 'answered') {
       child.kill();
-      if (this.#child === child) this.#child = undefined;
+      // The next evaluation should not wait seconds for a new runtime: it starts loading now.
+      this.#restart().catch(() => undefined);
     }
     return ended;
+  }
+
+  #started(): Promise<LiveChild> {
+    return this.#child ?? this.#restart();
+  }
+
+  #restart(): Promise<LiveChild> {
+    this.starts++;
+    const starting = LiveChild.start();
+    // A start that failed is tried again by the next evaluation, not remembered.
+    starting.catch(() => {
+      if (this.#child === starting) this.#child = undefined;
+    });
+    return (this.#child = starting);
   }
 }
 
@@ -150,7 +163,7 @@ class LiveChild {
       if (stderr.length < 4096) stderr += chunk.toString();
     });
     const live = new LiveChild(child);
-    const ready = await live.#next(START_TIMEOUT_MS);
+    const ready = await live.#next(START_TIMEOUT_MS, false);
     if (typeof ready !== 'object' || ready.type !== 'ready') {
       live.kill();
       const why = ready === 'timeout' ? `it did not load in ${START_TIMEOUT_MS / 1000} s` : lastLine(stderr);
@@ -205,8 +218,8 @@ class LiveChild {
   }
 
   /** The child's next message, 'timeout' after `ms`, undefined once it exited, 'broken' for a bad line. */
-  async #next(ms: number): Promise<ChildMessage | 'timeout' | 'broken' | undefined> {
-    const line = await this.#lines.next(Math.max(ms, 0));
+  async #next(ms: number, keepAlive = true): Promise<ChildMessage | 'timeout' | 'broken' | undefined> {
+    const line = await this.#lines.next(Math.max(ms, 0), keepAlive);
     if (line === 'ended') return undefined;
     if (line === 'timeout') return line;
     if (line === 'overflow') return 'broken';
@@ -311,7 +324,8 @@ class LineQueue {
     this.#wake();
   }
 
-  async next(ms: number): Promise<{ text: string } | 'timeout' | 'overflow' | 'ended'> {
+  /** The next line; `keepAlive`: whether waiting for it keeps the process alive. */
+  async next(ms: number, keepAlive: boolean): Promise<{ text: string } | 'timeout' | 'overflow' | 'ended'> {
     const deadline = performance.now() + ms;
     for (;;) {
       if (this.#lines.length > 0) return { text: this.#lines.shift()! };
@@ -321,6 +335,7 @@ class LineQueue {
       if (left <= 0) return 'timeout';
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
+        if (!keepAlive) timer.unref();
         this.#waiter = () => {
           clearTimeout(timer);
           resolve();

@@ -9,11 +9,12 @@
  * expression, or of the variable a last `x = …` assigns (AutoGRAMS evaluates `x = EXPR` as EXPR and stores
  * it: autograms/statement_interpreter.py). What changed comes back: new variables and those whose JSON
  * differs, in-place changes (`list.append(merged, x)`) included. Modules, functions and classes the code
- * made are its own helpers and stay behind; any other value JSON cannot hold is an error naming it.
+ * made (and JavaScript objects it imported) are its own helpers and stay behind; any other value JSON cannot hold is an error naming it.
  */
 export const RUNNER_SOURCE = String.raw`
 import ast as _ast, builtins as _builtins, json as _json, sys as _sys, traceback as _traceback, types as _types
 import math, operator, functools, ast
+from pyodide.ffi import JsProxy as _JsProxy
 
 _PRELOADED = {'math': math, 'operator': operator, 'functools': functools, 'ast': ast}
 _compiled = {}
@@ -49,7 +50,10 @@ class _Namespace:
             values = list(args)
             if kwargs:
                 values.append({_camel(key): value for key, value in kwargs.items()})
-            return _json.loads(call(name, fn, _dumps(values)))
+            reply = _json.loads(call(name, fn, _dumps(values)))
+            if not reply['ok']:
+                raise RuntimeError(reply['error'])
+            return reply['value']
 
         host_function.__name__ = attr
         return host_function
@@ -95,7 +99,7 @@ def _compile(mode, code):
 
 
 def _helper(value):
-    return isinstance(value, (_types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType, type, _Namespace, functools.partial))
+    return isinstance(value, (_types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType, type, _Namespace, functools.partial, _JsProxy))
 
 
 def _line(error):
@@ -115,7 +119,8 @@ def _failure(error):
     return {'ok': False, 'kind': kind, 'message': message, 'line': _line(error)}
 
 
-def _meta_agent_run(mode, code, scope_text, namespaces_text, call):
+def _meta_agent_run(mode, code, scope_text, namespaces_text):
+    call = _meta_agent_host_call
     try:
         scope = _json.loads(scope_text)
         namespace = {'__builtins__': _builtins, '__name__': '__main__', **_PRELOADED, **scope}
