@@ -224,8 +224,9 @@ export function resolveTarget(
 ): Resolution {
   let text = target.trim();
   if (text.includes('$')) {
+    // A `return EXPR` is code of the node's language; a node name reads the same in either.
     const where = { node: from.name, field: 'transition' };
-    const valueText = valueTextFor(graph.config);
+    const valueText = valueTextFor(graph.config, from);
     text = renderTemplate(text, variablesInScope(state), where, valueText).trim();
   }
   return resolveParsed(graph, state, from, target, parseTransition(text), text);

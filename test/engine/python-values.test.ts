@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Interpreter } from '../../src/engine/interpreter.js';
+import { setVariable } from '../../src/engine/frames.js';
+import { newState } from '../../src/engine/state.js';
 import { embedInCode, valueTextFor } from '../../src/engine/template.js';
+import { resolveTarget } from '../../src/engine/transitions.js';
 import type { CodeLanguage } from '../../src/graph/language.js';
 import { csvGraph, graphOf, promptsOf, recordingModels } from '../support/agents.js';
 
@@ -78,5 +81,25 @@ describe('$var in a Python graph: Python’s str() of the value', () => {
     );
     const pythonNode = valueTextFor({}, { language: 'python' });
     expect(embedInCode('f($done)', variables, pythonNode)).toBe('f(False)');
+  });
+
+  it('embeds a `return $var` as code of the node’s language', () => {
+    const graph = graphOf(
+      [
+        { name: 'py', action: 'chat', transitions: ['return $xs'] },
+        { name: 'js', action: 'chat', transitions: ['return $xs'], language: 'javascript' },
+      ],
+      { language: 'python' },
+    );
+    const state = newState(graph);
+    setVariable(state, 'xs', [1, true, null]);
+    expect(resolveTarget(graph, state, graph.get('py')!, 'return $xs')).toEqual({
+      kind: 'return',
+      expression: '[1, True, None]',
+    });
+    expect(resolveTarget(graph, state, graph.get('js')!, 'return $xs')).toEqual({
+      kind: 'return',
+      expression: '[1,true,null]',
+    });
   });
 });
