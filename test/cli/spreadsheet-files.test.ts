@@ -21,7 +21,7 @@ const ROWS = [
   ],
   ['start', 'chat_exact', 'Bonjour, ça va?', 'start,next', 'Again; or on?', 'again', 'on'],
   ['next', 'chat_exact', 'Très bien', 'start', '', '', ''],
-  ['price(n)', 'code', "'Café: ' + n + ' €'", 'return', '', '', ''],
+  ['price(n)', 'code', "'Café: ' + str(n) + ' €'", 'return', '', '', ''],
 ];
 
 let dir: string;

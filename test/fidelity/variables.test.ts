@@ -30,10 +30,10 @@ low,local_function,lowest = smallest($numbers),pair
 pair,python_function,"both = '4, 5'",add
 add,local_function,sum = plus($both),say
 say,chat_exact,$lowest and $sum,say
-smallest(items),python_function,Math.min(...items),return
+smallest(items),python_function,min(items),return
 "plus(a, b)",python_function,a + b,return
 `);
-    // `$numbers` is the text "[3, 1, 2]", read as an array; `$both` becomes two arguments.
+    // `$numbers` is the text "[3, 1, 2]", read as a list; `$both` becomes two arguments.
     const { said } = await converse(graph, { rules: [] }, [undefined]);
     expect(said[0]).toBe('1 and 9');
   });
