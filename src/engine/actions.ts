@@ -325,9 +325,10 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
     const { instruction, output } = await thought(ctx);
     return { output: `${instruction}\n\n${output}` };
   },
-  // The instruction is JavaScript as written: `x = …` is a JavaScript assignment, so x receives the
-  // value, and statements after it run too. The output is the completion value of the code. `$var`s are
-  // embedded as text first, as AutoGRAMS does in a python_function.
+  // The instruction is code in the node's language, as written: `x = …` is an assignment in it, so x
+  // receives the value, and statements after it run too. The output is the value of the code (its last
+  // statement's, see the sandboxes). `$var`s are embedded as text first, as AutoGRAMS does in a
+  // python_function.
   code: async (ctx) => {
     const valueText = valueTextFor(ctx.graph.config, ctx.node);
     const code = embedInCode(ctx.node.instruction, variablesInScope(ctx.state), valueText);
