@@ -117,9 +117,13 @@ class LiveChild {
     this.#process = child;
     this.#lines = new LineQueue(MAX_LINE_BYTES);
     child.stdout!.on('data', (chunk: Buffer) => this.#lines.push(chunk));
+    // A child busy in a loop would outlive us (an idle one ends when its stdin closes).
+    const killOnExit = () => this.kill();
+    process.once('exit', killOnExit);
     child.on('exit', () => {
       this.#exited = true;
       this.#lines.end();
+      process.off('exit', killOnExit);
     });
     // A child killed mid-write must not crash us with EPIPE.
     child.stdin!.on('error', () => undefined);
