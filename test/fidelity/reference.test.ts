@@ -288,6 +288,13 @@ help,chat_exact,You can tell me any name.,return,The user asks for help.
       'Thanks You can tell me any name.',
     ],
   },
+  {
+    name: "compiled recursive_fib: a bare return after a transition node returns the frame's last reply",
+    csv: { fixture: 'compiled_fib.csv' },
+    script: { rules: [] },
+    replies: ['', 'Ada'],
+    said: ['What is your name?', '[] [] [8] [What is your name?]'],
+  },
 ];
 
 let dir = '';
