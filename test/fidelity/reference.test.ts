@@ -295,6 +295,20 @@ help,chat_exact,You can tell me any name.,return,The user asks for help.
     replies: ['', 'Ada'],
     said: ['What is your name?', '[] [] [8] [What is your name?]'],
   },
+  {
+    name: 'choices "No." and "Yes." asked by letter, "YES" and "no" as Yes or No',
+    csv: {
+      text: `Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
+start1,chat_exact,Need more help?,"more,sure",Is the user done?,No.,Yes.
+more,chat_exact,What else?,sure,,,
+sure,chat_exact,Sure?,"bye,start1",Is the user sure?,YES,no
+bye,chat_exact,Bye.,bye,,,
+`,
+    },
+    script: { rules: [{ role: 'classifier', reply: ['B', 'Yes'] }] },
+    replies: ['', 'all done', 'yes'],
+    said: ['Need more help?', 'Sure?', 'Bye.'],
+  },
 ];
 
 let dir = '';
