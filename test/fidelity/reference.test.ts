@@ -22,6 +22,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCallAction } from '../../src/graph/parse.js';
+import type { GraphConfig } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { converse, csvGraph, type RecordedCall } from '../support/agents.js';
@@ -49,6 +51,8 @@ interface Scenario {
   replies: string[];
   /** What the agent says, one line per reply: the path the scenario means to take. */
   said: string[];
+  /** Settings off the defaults: AutogramConfig's arguments, and the same in our graph config. */
+  config?: { autograms: Record<string, unknown>; ours: Partial<GraphConfig> };
 }
 
 /** What the reference did, as driver.py reports it. */
@@ -309,6 +313,26 @@ bye,chat_exact,Bye.,bye,,,
     replies: ['', 'all done', 'yes'],
     said: ['Need more help?', 'Sure?', 'Bye.'],
   },
+  {
+    name: 'reply_start_type prefix: past replies begin with the reply start, the one asked for is not sent',
+    csv: {
+      text: `Name,Action,Instruction,Transitions
+start1,chat,Greet the user.,think
+think,thought,Decide what the user needs.,answer
+answer,chat,Answer the user.,answer
+`,
+    },
+    config: { autograms: { reply_start_type: 'prefix' }, ours: { replyStartType: 'prefix' } },
+    script: {
+      rules: [
+        { role: 'chatbot', match: '/Greet the user\\.$/', reply: 'Hello!' },
+        { role: 'chatbot', match: '/Decide what the user needs\\.$/', reply: 'They want cake.' },
+        { role: 'chatbot', reply: 'Here is cake.' },
+      ],
+    },
+    replies: ['', 'Something sweet?', 'More!'],
+    said: ['Hello!', 'Here is cake.', 'Here is cake.'],
+  },
 ];
 
 let dir = '';
@@ -329,7 +353,8 @@ describe.skipIf(missing !== undefined)(
         const theirs = await runReference(scenario, csvPath);
         expect(theirs.error).toBeNull();
         expect(theirs.replies).toEqual(scenario.said);
-        const graph = csvGraph(await readFile(csvPath, 'utf8'));
+        const { file } = csvGraph(await readFile(csvPath, 'utf8'));
+        const graph = new StaticGraph({ ...file, config: { ...file.config, ...scenario.config?.ours } });
         const ours = await converse(graph, scenario.script, [undefined, ...scenario.replies.slice(1)]);
 
         expect(ours.said).toEqual(theirs.replies);
@@ -363,7 +388,12 @@ async function runReference(scenario: Scenario, csv: string): Promise<ReferenceR
   await writeFile(`${base}.script.json`, JSON.stringify(scenario.script));
   await writeFile(
     `${base}.scenario.json`,
-    JSON.stringify({ csv, script: `${base}.script.json`, replies: scenario.replies }),
+    JSON.stringify({
+      csv,
+      script: `${base}.script.json`,
+      replies: scenario.replies,
+      config: scenario.config?.autograms ?? {},
+    }),
   );
   const run = spawnSync(python!, [DRIVER, reference, `${base}.scenario.json`, `${base}.out.json`], {
     encoding: 'utf8',
