@@ -2,7 +2,8 @@
  * Differential test against AutoGRAMS 0.1 itself: the same spreadsheet, the same scripted model answers
  * and the same user replies, run by the reference (Python, through reference/driver.py with a stand-in
  * `openai` module answering from the same rules file) and by meta-agent. The two must say the same
- * things, go through the same nodes, and make the same model calls with the same prompts.
+ * things, go through the same nodes, and make the same model calls with the same prompts. A spreadsheet
+ * AutoGRAMS refuses (loading it, or on reaching the node) meta-agent's linter refuses when it loads.
  *
  * "The same" allows for what the README lists as deliberate: whitespace (AutoGRAMS joins some parts
  * with four newlines, we with two); the line that ends a classifier question (ours says "Answer with the
@@ -21,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { isCallAction } from '../../src/graph/parse.js';
 import type { GraphConfig } from '../../src/graph/schema.js';
 import { StaticGraph } from '../../src/graph/view.js';
@@ -335,6 +337,54 @@ answer,chat,Answer the user.,answer
   },
 ];
 
+/** A spreadsheet AutoGRAMS refuses (loading it, or on reaching the node), and meta-agent's lint with it. */
+interface Refusal {
+  name: string;
+  csv: string;
+  /** What AutoGRAMS' error says. */
+  theirs: string;
+  /** The node and the message of meta-agent's lint error. */
+  ours: string;
+}
+
+const REFUSALS: Refusal[] = [
+  {
+    name: '"$" and a space in an instruction',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,It costs $ 5.,start1
+`,
+    theirs: 'Space after `$` not allowed. If you intended this, use `\\$` instead',
+    ours: 'start1: space after "$" in its instruction ("costs $ 5."): "$" starts a variable name',
+  },
+  {
+    name: '"$" and a space in a transition question, beside "\\$" and a space in the instruction',
+    csv: `Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
+start1,chat_exact,It costs \\$ 5.,"start1,bye",Did the user pay $ 5?,yes,no
+bye,chat_exact,Bye.,bye,,,
+`,
+    theirs: 'Space after `$` not allowed. If you intended this, use `\\$` instead',
+    ours: 'start1: space after "$" in its transitionQuestion ("pay $ 5?"): "$" starts a variable name',
+  },
+  {
+    name: 'a p.* group of one',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,Hello.,pick.*
+pick.a,chat_exact,First.,start1
+`,
+    theirs: 'invalid .* transition must have at least 2 possible transitions for node: start1',
+    ours: 'start1: transition "pick.*" needs nodes "pick.a" and "pick.b" at least; there is no "pick.b"',
+  },
+  {
+    name: 'a name.n of one',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,Hello.,visit.n
+visit.1,chat_exact,First.,start1
+`,
+    theirs: 'invalid .n transition. Must have at least 2 possible transitions for node: start1',
+    ours: 'start1: transition "visit.n" needs nodes "visit.1" and "visit.2" at least; there is no "visit.2"',
+  },
+];
+
 let dir = '';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'meta-agent-reference-'));
@@ -373,6 +423,26 @@ describe.skipIf(missing !== undefined)(
             });
       },
     );
+  },
+);
+
+describe.skipIf(missing !== undefined)(
+  `what AutoGRAMS 0.1 refuses, refused when the graph loads${missing ? ` (skipped: ${missing})` : ''}`,
+  () => {
+    it.each(REFUSALS.map((refusal) => [refusal.name, refusal] as const))('%s', async (name, refusal) => {
+      // The user's reply takes the run past the first node, where AutoGRAMS reads its transition question.
+      const scenario: Scenario = {
+        name: `refused ${name}`,
+        csv: { text: refusal.csv },
+        script: { rules: [{ role: 'classifier', reply: 'Yes' }] },
+        replies: ['', 'ok'],
+        said: [],
+      };
+      const theirs = await runReference(scenario, await spreadsheet(scenario));
+      expect(theirs.error).toContain(refusal.theirs);
+      const errors = lintGraph(csvGraph(refusal.csv).file).filter((f) => f.severity === 'error');
+      expect(errors.map((f) => `${f.node}: ${f.message}`)).toEqual([refusal.ours]);
+    });
   },
 );
 
