@@ -132,12 +132,17 @@ function aiplSourceOf(ctx: ActionContext): Rendered {
   );
 }
 
-/** Records a chat or thought turn; it consumes the pending user reply, which now belongs to this turn. */
+/**
+ * Records a chat or thought turn; it consumes the pending user reply, which now belongs to this turn, and
+ * its output is the frame's last reply.
+ */
 function recordTurn(
   ctx: ActionContext,
   turn: Pick<Turn, 'kind' | 'instruction' | 'output' | 'retain'>,
 ): void {
-  topFrame(ctx.state).turns.push({ node: ctx.node.name, userReply: ctx.state.pendingUser, ...turn });
+  const frame = topFrame(ctx.state);
+  frame.turns.push({ node: ctx.node.name, userReply: ctx.state.pendingUser, ...turn });
+  frame.lastReply = turn.output;
   ctx.state.pendingUser = '';
 }
 
@@ -341,8 +346,10 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   append_prompt: async (ctx) => prompt(ctx, 'prompt', 'append'),
   set_user_prompt: async (ctx) => prompt(ctx, 'userPrompt', 'set'),
   append_user_prompt: async (ctx) => prompt(ctx, 'userPrompt', 'append'),
-  // A branching point only: the previous node's output passes through, so `return` after it still works.
-  transition: async (ctx) => ({ output: topFrame(ctx.state).lastOutput }),
+  // A branching point only. Its output is the frame's last agent reply, as AutoGRAMS' `get_variable_output`
+  // gives it (autograms/nodes/transition_nodes.py, base_node.py:838-867): so a bare `return` after it
+  // returns '' when the frame ran only code and calls, and null (None) when it ran nothing else.
+  transition: async (ctx) => ({ output: topFrame(ctx.state).lastReply ?? null }),
   goal_loop: goalLoop,
   flow: flowNode,
 };

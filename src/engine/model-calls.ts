@@ -18,7 +18,9 @@ import type { ChoiceQuestion } from './transitions.js';
 /**
  * Asks the chatbot to follow `instruction` at `node`, with the prompt formed from `state` (and the frame's
  * prompt as `prompt` renders it, for an AIPL template), under the graph's sampling settings; returns the
- * reply without a speaker label the model echoed at its start.
+ * reply without a speaker label the model echoed at its start. A prompt's prefix (reply start type
+ * `prefix`) goes as a last assistant message only to a model that continues one; any other model is sent
+ * the prompt without it, as AutoGRAMS' OpenAI chatbot drops it (autograms/models/openai_chatbot.py:84-108).
  */
 export async function generateReply(
   model: LanguageModel,
@@ -29,7 +31,9 @@ export async function generateReply(
   prompt?: string,
 ): Promise<string> {
   const window = historyWindow(graph.config, (text) => countTokens(model.modelName, text));
-  const { messages, replyStart } = chatPrompt(graph, node, state, instruction, window, prompt);
+  const { messages, replyStart, prefix } = chatPrompt(graph, node, state, instruction, window, prompt);
+  if (prefix !== undefined && model.capabilities.continuesReply)
+    messages.push({ role: 'assistant', content: prefix });
   const purpose = `node ${node.name}`;
   const completion = await model.stream({ messages, purpose, ...generationOf(graph.config) }, () => {});
   return stripSpeakerLabel(completion.text, [replyStart, graph.config.agentName]);

@@ -23,8 +23,8 @@
  * the list alternates user/assistant and ends with a user message. The prompt stays inside the first user
  * message (the seed's rule) rather than becoming a system message; in an AIPL graph (config.aipl) the
  * rendered template is the system message instead, as seed 002 puts it ("rendered prompt templates are
- * used within the live chat context via system-messages"). In `prefix` mode a final `assistant`
- * message carries the reply start, for servers that continue a trailing assistant message.
+ * used within the live chat context via system-messages"). In `prefix` mode the reply start is given
+ * apart, as `prefix`: a model that continues a last assistant message is sent it as one (model-calls.ts).
  */
 import type { GraphConfig } from '../graph/schema.js';
 import type { CompiledNode } from '../graph/parse.js';
@@ -38,8 +38,10 @@ import { topFrame } from './state.js';
 /** What a chat or thought node sends to the chatbot. */
 export interface ChatPrompt {
   messages: ChatMessage[];
-  /** The node's reply start (`Agent's reply:`): the last message ends with it, or in `prefix` mode is it. */
+  /** The node's reply start (`Agent's reply:`): in `suffix` mode the last message ends with it. */
   replyStart: string;
+  /** In `prefix` mode, the reply start again: what the reply is to begin with. */
+  prefix?: string;
 }
 
 /** The per-node settings prompt formation uses, with the graph's defaults filled in. */
@@ -220,8 +222,11 @@ export function chatPrompt(
     messages.push({ role: 'user', content: inputs[i]! }, { role: 'assistant', content: pair.output });
   });
   messages.push({ role: 'user', content: inputs[inputs.length - 1]! });
-  if (config.replyStartType === 'prefix') messages.push({ role: 'assistant', content: style.replyStart });
-  return { messages, replyStart: style.replyStart } satisfies ChatPrompt;
+  return {
+    messages,
+    replyStart: style.replyStart,
+    ...(config.replyStartType === 'prefix' && { prefix: style.replyStart }),
+  } satisfies ChatPrompt;
 }
 
 /**

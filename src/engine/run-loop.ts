@@ -119,6 +119,9 @@ class Run {
           `make the loop reach a chat node, a return or quit; if the graph is meant to run this long, ${raiseConfigHint('runLimits.maxSteps')}`,
         );
       const { node, previousEntry } = this.#enter(work, next.run);
+      // Every node but a transition node is a turn of its frame in AutoGRAMS, with an empty reply unless
+      // it is a chat or thought turn (which records its own): a call's is in the caller's frame.
+      if (node.action !== 'transition') topFrame(work).lastReply = '';
       const result = await ACTION_HANDLERS[node.action](this.#context(work, node, previousEntry));
       if (result.call !== undefined) {
         if (work.stack.length > this.#limits.maxDepth)
@@ -226,7 +229,10 @@ class Run {
           this.#transition(from, popped.caller ?? '(caller)', 'return', asked);
           if (popped.caller === undefined) return { kind: 'returned', value };
           if (popped.assignTo !== undefined) this.#set(work, popped.caller, popped.assignTo, value);
-          topFrame(work).lastOutput = value;
+          // The calling node is a turn again on the return, with an empty reply (function_nodes.py:82-95).
+          const caller = topFrame(work);
+          caller.lastOutput = value;
+          caller.lastReply = '';
           work.current = popped.caller;
           from = this.#node(popped.caller);
         }

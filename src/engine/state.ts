@@ -53,6 +53,13 @@ export interface Frame {
   assignTo?: string;
   /** Output of the last node run in this frame: what a bare `return` returns. */
   lastOutput?: unknown;
+  /**
+   * The agent's reply at the last node run in this frame other than a `transition` node: a chat or
+   * thought node's text, '' after any other node (AutoGRAMS records every node but a transition node as
+   * a turn, with an empty reply unless a model or chat_exact wrote one); absent until one has run. It is
+   * a transition node's output, as AutoGRAMS' `get_last_reply` gives it (autograms/memory.py:95-104).
+   */
+  lastReply?: string;
 }
 
 export interface ConversationState {
@@ -120,6 +127,7 @@ export const frameSchema = z.object({
   caller: z.string().optional(),
   assignTo: z.string().optional(),
   lastOutput: z.unknown().optional(),
+  lastReply: z.string().optional(),
 });
 
 const count = z.number().int().nonnegative();

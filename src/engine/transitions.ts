@@ -58,16 +58,15 @@ export function isChatNode(node: CompiledNode): boolean {
   return isChatAction(node.action);
 }
 
-/** Choices are a yes/no pair when, ignoring case and a final period, they are exactly "yes" and "no". */
+/**
+ * Choices are a yes/no pair, asked as Yes or No rather than by letter, when they are "yes" and "no"
+ * exactly, ignoring case only, as AutoGRAMS compares them (autograms/nodes/base_node.py:403): "Yes." and
+ * "No." are lettered choices.
+ */
 export function isYesNo(choices: readonly string[]): boolean {
   if (choices.length !== 2) return false;
-  const normalized = choices.map(normalizeYesNo).sort();
-  return normalized[0] === 'no' && normalized[1] === 'yes';
-}
-
-/** "Yes." -> "yes": how a yes/no choice and a classifier's Yes/No answer are compared. */
-export function normalizeYesNo(text: string): string {
-  return text.trim().replace(/\.$/, '').toLowerCase();
+  const lowered = choices.map((choice) => choice.toLowerCase()).sort();
+  return lowered[0] === 'no' && lowered[1] === 'yes';
 }
 
 /** How `node`'s transitions are to be taken in `state`. A node without transitions is an error in the graph. */
@@ -100,7 +99,7 @@ export function planTransition(
   let order = targets.map((_, i) => i);
   const yesNo = isYesNo(choices);
   // The classifier answers Yes for the first choice of a yes/no pair, so "no, yes" is asked as "yes, no".
-  if (yesNo && normalizeYesNo(choices[0]!) === 'no') {
+  if (yesNo && choices[0]!.toLowerCase() === 'no') {
     choices = [choices[1]!, choices[0]!];
     order = [1, 0];
   }

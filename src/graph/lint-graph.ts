@@ -4,7 +4,13 @@
  * ones first, then per node in file order.
  */
 import type { Finding, GraphCheck, LintContext } from './lint.js';
-import { functionFindings, nameFindings, settingFindings, syntaxFindings } from './lint-nodes.js';
+import {
+  dollarFindings,
+  functionFindings,
+  nameFindings,
+  settingFindings,
+  syntaxFindings,
+} from './lint-nodes.js';
 import { endingFindings, reachabilityFindings } from './lint-paths.js';
 import { transitionFindings, visitFindings, wildcardFindings } from './lint-transitions.js';
 import type { CompiledNode } from './parse.js';
@@ -29,6 +35,7 @@ export function graphFindings(file: GraphFile, templates?: GraphCheck): Finding[
     ...visitFindings(ctx),
     ...functionFindings(ctx),
     ...nodes.flatMap((node) => settingFindings(node, ctx)),
+    ...nodes.flatMap(dollarFindings),
     ...nodes.flatMap((node) => syntaxFindings(node, ctx)),
     ...(templates ? templates(ctx) : []),
     ...reachabilityFindings(ctx),

@@ -1,7 +1,7 @@
 /**
  * Lint checks of what nodes declare: unique, valid names; functions defined once and called with their
- * arguments; settings that name real nodes and that the node's action reads; JavaScript that parses
- * (code in Python is checked when it runs).
+ * arguments; settings that name real nodes and that the node's action reads; no `$ ` where variables
+ * are embedded; JavaScript that parses (code in Python is checked when it runs).
  */
 import { codeSyntaxProblems } from './code-syntax.js';
 import { codeLanguage } from './language.js';
@@ -114,6 +114,39 @@ export function settingFindings(node: CompiledNode, ctx: LintContext): Finding[]
       `conversationScope "${node.conversationScope}" is no node's category, so its prompts show no past turns`,
     );
   return findings;
+}
+
+/** An unescaped `$` followed by a space, which AutoGRAMS refuses (autograms/autogram_utils.py:483-510). */
+const SPACED_DOLLAR = /(?<!\\)\$ /;
+
+/**
+ * `$ ` in the text AutoGRAMS embeds variables into: every node's instruction but a transition node's,
+ * which it never reads, and the transition question. AutoGRAMS raises when the node runs; we refuse the
+ * graph when it loads, with its advice.
+ */
+export function dollarFindings(node: CompiledNode): Finding[] {
+  const texts = [
+    ...(node.action === 'transition' ? [] : [{ field: 'instruction', text: node.body }]),
+    { field: 'transitionQuestion', text: node.transitionQuestion ?? '' },
+  ];
+  return texts.flatMap(({ field, text }): Finding[] => {
+    const at = SPACED_DOLLAR.exec(text)?.index;
+    if (at === undefined) return [];
+    // The words either side of it, to find it by.
+    const end = text.indexOf(' ', at + 2);
+    const excerpt = text.slice(
+      Math.max(at - 20, text.lastIndexOf(' ', at - 2) + 1),
+      end < 0 ? at + 20 : Math.min(end, at + 20),
+    );
+    return [
+      {
+        severity: 'error',
+        node: node.name,
+        message: `space after "$" in its ${field} ("${excerpt}"): "$" starts a variable name`,
+        hint: 'if you meant a dollar sign, write "\\$" instead',
+      },
+    ];
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Lint checks of transitions: targets that exist, a question with one choice per transition, and the
  * groups a transition names, `p.*` (tried in order by conditions, or chosen by score) and `name.n`
- * (visits), whose members must be there without gaps.
+ * (visits), whose members must be there without gaps, two at least, as AutoGRAMS requires
+ * (autograms/graph_utils/graph.py:201-233).
  */
 import type { Finding, LintContext } from './lint.js';
 import { closestName } from './names.js';
@@ -24,8 +25,12 @@ export function transitionFindings(node: CompiledNode, ctx: LintContext): Findin
     if (target.kind === 'node' && !ctx.has(target.name)) {
       const near = closestName(target.name, ctx.byName.keys());
       error(`transition to missing node "${target.name}"`, near ? `did you mean "${near}"?` : undefined);
-    } else if (target.kind === 'visit' && !ctx.has(`${target.base}.1`)) {
-      error(`transition "${target.base}.n" needs a node named "${target.base}.1"`);
+    } else if (target.kind === 'visit' && visitMembers(target.base, ctx.has).length < 2) {
+      const [first, second] = [`${target.base}.1`, `${target.base}.2`];
+      error(
+        `transition "${target.base}.n" needs nodes "${first}" and "${second}" at least; there is no "${ctx.has(first) ? second : first}"`,
+        ctx.has(first) ? `with one node, lead to "${first}" itself` : undefined,
+      );
     }
   }
 
@@ -73,16 +78,18 @@ export function wildcardFindings(ctx: LintContext): Finding[] {
   for (const [prefix, userNames] of users) {
     const group = wildcardMembers(prefix, ctx.has);
     group.forEach((m) => members.add(m));
-    if (group.length === 0) {
+    if (group.length < 2) {
+      const missing = `${prefix}.${group.length === 0 ? 'a' : 'b'}`;
       for (const user of userNames)
         findings.push({
           severity: 'error',
           node: user,
-          message: `transition "${prefix}.*" needs nodes "${prefix}.a", "${prefix}.b", …; there is no "${prefix}.a"`,
+          message: `transition "${prefix}.*" needs nodes "${prefix}.a" and "${prefix}.b" at least; there is no "${missing}"`,
+          ...(group.length === 1 && {
+            hint: `a wildcard chooses among two nodes or more; with one, lead to "${group[0]}" itself`,
+          }),
         });
-      continue;
-    }
-    findings.push(...groupFindings(ctx, prefix, group));
+    } else findings.push(...groupFindings(ctx, prefix, group));
     findings.push(...strayMembers(ctx, prefix, /^[a-z]$/, group, `"${prefix}.*"`));
   }
   for (const node of ctx.nodes)
@@ -115,7 +122,7 @@ function groupFindings(ctx: LintContext, prefix: string, group: readonly string[
         message: `its booleanCondition is never evaluated: "${group[0]}" has none, so "${prefix}.*" is chosen by score`,
         hint: `give "${group[0]}" a condition to try the group's members in order`,
       })),
-      ...(weighted || group.length < 2
+      ...(weighted
         ? []
         : [
             {

@@ -136,7 +136,12 @@ export const graphConfigSchema = z.object({
   userPrompt: z.string().default('').describe('Initial prompt of the simulated user.'),
   instructionTemplate: z.string().default('<last_response>\n\nInstruction for <agent_name>: <instruction>'),
   replyStart: z.string().default("<agent_name>'s reply:"),
-  replyStartType: z.enum(['suffix', 'prefix']).default('suffix'),
+  replyStartType: z
+    .enum(['suffix', 'prefix'])
+    .default('suffix')
+    .describe(
+      '`suffix`: the reply start ends the instruction. `prefix`: it begins past replies, and the reply asked for where the model continues a last assistant message (the embedded model); an OpenAI-compatible server is not sent it, as in AutoGRAMS.',
+    ),
   language: codeLanguageSchema
     .optional()
     .describe(

@@ -74,6 +74,7 @@ export class OpenAIModel implements LanguageModel {
     answerLabels: 'logit-bias',
     structuredOutput: true,
     streaming: true,
+    continuesReply: false,
   };
   readonly answersFrom = 'model';
   readonly baseUrl: string;

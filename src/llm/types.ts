@@ -112,6 +112,11 @@ export interface ModelCapabilities {
   readonly structuredOutput: boolean;
   /** `stream` hands out the text as it is generated, rather than once the answer is whole. */
   readonly streaming: boolean;
+  /**
+   * A last `assistant` message is continued: the answer starts where it ends (a local model's chat
+   * wrapper does this). An OpenAI-compatible server takes it as a finished turn and answers after it.
+   */
+  readonly continuesReply: boolean;
 }
 
 /** The capabilities of a model that takes the messages and nothing else: text in, text out, at once. */
@@ -120,6 +125,7 @@ export const TEXT_ONLY: ModelCapabilities = {
   answerLabels: 'none',
   structuredOutput: false,
   streaming: false,
+  continuesReply: false,
 };
 
 export interface LanguageModel {

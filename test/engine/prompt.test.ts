@@ -87,21 +87,21 @@ describe('chat prompt formation (seed 001)', () => {
     ]);
   });
 
-  it('puts the reply start at the start of replies in prefix mode', () => {
+  it('puts the reply start at the start of replies in prefix mode, the one to come given apart', () => {
     const prefixGraph = graphOf(nodes, { replyStartType: 'prefix', agentName: 'Tutor' });
     const state = stateWith(prefixGraph, [greetTurn], 'hello');
-    const { messages, replyStart } = chatPrompt(
+    const { messages, replyStart, prefix } = chatPrompt(
       prefixGraph,
       prefixGraph.get('answer')!,
       state,
       'Answer the user.',
     );
     expect(replyStart).toBe("Tutor's reply:");
+    expect(prefix).toBe("Tutor's reply:");
     expect(messages).toEqual([
       { role: 'user', content: 'Instruction for Tutor: Greet the user.' },
       { role: 'assistant', content: "Tutor's reply: Hi!" },
       { role: 'user', content: 'User: hello\n\nInstruction for Tutor: Answer the user.' },
-      { role: 'assistant', content: "Tutor's reply:" },
     ]);
   });
 

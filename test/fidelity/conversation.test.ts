@@ -99,4 +99,23 @@ bye,chat_exact,Bye.,bye,,,
     expect(said[1]).toBe('Need more help?');
     expect(promptsOf(calls, 'classifier')[0]).toMatch(/Is the user done\?\nAnswer Yes or No only\.$/);
   });
+
+  it('asks "Yes." and "No." by letter: only choices that are yes and no exactly, whatever their case, are asked as Yes or No (autograms/nodes/base_node.py:403)', async () => {
+    const graph =
+      csvGraph(`Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
+ask,chat_exact,Need more help?,"more,sure",Is the user done?,No.,Yes.
+more,chat_exact,What else?,sure,,,
+sure,chat_exact,Sure?,"bye,ask",Is the user sure?,YES,no
+bye,chat_exact,Bye.,bye,,,
+`);
+    const { said, calls } = await converse(graph, { rules: [{ role: 'classifier', reply: ['B', 'Yes'] }] }, [
+      undefined,
+      'all done',
+      'yes',
+    ]);
+    expect(said).toEqual(['Need more help?', 'Sure?', 'Bye.']);
+    const [lettered, yesNo] = promptsOf(calls, 'classifier');
+    expect(lettered).toMatch(/Is the user done\?\nA\. No\.\nB\. Yes\.\nAnswer with the letter only\.$/);
+    expect(yesNo).toMatch(/Is the user sure\?\nAnswer Yes or No only\.$/);
+  });
 });

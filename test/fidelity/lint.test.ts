@@ -1,4 +1,4 @@
-/** What the linter says about AutoGRAMS constructs that may run: at most a warning. */
+/** What the linter says about AutoGRAMS constructs: at most a warning for those that may run, an error for those AutoGRAMS refuses. */
 import { describe, expect, it } from 'vitest';
 import { lintGraph } from '../../src/aipl/lint.js';
 import type { NodeSpecInput } from '../../src/graph/schema.js';
@@ -47,6 +47,52 @@ describe('lint of AutoGRAMS constructs', () => {
     expect(findings.map((f) => `${f.node}: ${f.message}`)).toEqual([
       'p.a: "p.*" always leads here: its members have no boolean conditions and no weight lists',
       'p.b: its booleanCondition is never evaluated: "p.a" has none, so "p.*" is chosen by score',
+    ]);
+  });
+
+  it('refuses a p.* group or a name.n with fewer than two members, as AutoGRAMS refuses to load it (autograms/graph_utils/graph.py:201-233)', () => {
+    const findings = lint([
+      { name: 'a', action: 'chat', transitions: ['p.*'] },
+      { name: 'p.a', action: 'chat', transitions: ['u.n'] },
+      { name: 'u.1', action: 'chat', transitions: ['q.*'] },
+      { name: 'q.b', action: 'chat', transitions: ['a'] },
+    ]);
+    expect(
+      findings.filter((f) => f.severity === 'error').map((f) => `${f.node}: ${f.message} (${f.hint})`),
+    ).toEqual([
+      'a: transition "p.*" needs nodes "p.a" and "p.b" at least; there is no "p.b" (a wildcard chooses among two nodes or more; with one, lead to "p.a" itself)',
+      'p.a: transition "u.n" needs nodes "u.1" and "u.2" at least; there is no "u.2" (with one node, lead to "u.1" itself)',
+      'u.1: transition "q.*" needs nodes "q.a" and "q.b" at least; there is no "q.a" (undefined)',
+    ]);
+  });
+
+  it('refuses "$" followed by a space where variables are embedded, with AutoGRAMS\' advice to write "\\$" (autograms/autogram_utils.py:483-510, 590-654)', () => {
+    const findings = lint([
+      {
+        name: 'a',
+        action: 'chat_exact',
+        instruction: 'It costs $ 5, or \\$ 6, or $7, or $',
+        transitions: ['b'],
+      },
+      {
+        name: 'b',
+        action: 'chat',
+        instruction: 'Answer.?{ Mind the $ sign.}',
+        transitions: ['c', 'b'],
+        transitionQuestion: 'Did the user pay $ 5?',
+        transitionChoices: ['yes', 'no'],
+      },
+      { name: 'c', action: 'code', instruction: "price = '$ ' + 5", transitions: ['d'] },
+      // AutoGRAMS never reads a transition node's instruction.
+      { name: 'd', action: 'transition', instruction: 'costs $ 5', transitions: ['a'] },
+    ]);
+    expect(
+      findings.filter((f) => f.severity === 'error').map((f) => `${f.node}: ${f.message} (${f.hint})`),
+    ).toEqual([
+      'a: space after "$" in its instruction ("costs $ 5,"): "$" starts a variable name (if you meant a dollar sign, write "\\$" instead)',
+      'b: space after "$" in its instruction ("the $ sign.}"): "$" starts a variable name (if you meant a dollar sign, write "\\$" instead)',
+      'b: space after "$" in its transitionQuestion ("pay $ 5?"): "$" starts a variable name (if you meant a dollar sign, write "\\$" instead)',
+      'c: space after "$" in its instruction ("\'$ \'"): "$" starts a variable name (if you meant a dollar sign, write "\\$" instead)',
     ]);
   });
 

@@ -2,7 +2,8 @@
  * Differential test against AutoGRAMS 0.1 itself: the same spreadsheet, the same scripted model answers
  * and the same user replies, run by the reference (Python, through reference/driver.py with a stand-in
  * `openai` module answering from the same rules file) and by meta-agent. The two must say the same
- * things, go through the same nodes, and make the same model calls with the same prompts.
+ * things, go through the same nodes, and make the same model calls with the same prompts. A spreadsheet
+ * AutoGRAMS refuses (loading it, or on reaching the node) meta-agent's linter refuses when it loads.
  *
  * "The same" allows for what the README lists as deliberate: whitespace (AutoGRAMS joins some parts
  * with four newlines, we with two); the line that ends a classifier question (ours says "Answer with the
@@ -21,7 +22,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lintGraph } from '../../src/aipl/lint.js';
 import { isCallAction } from '../../src/graph/parse.js';
+import type { GraphConfig } from '../../src/graph/schema.js';
+import { StaticGraph } from '../../src/graph/view.js';
 import type { ScriptFile } from '../../src/llm/scripted.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { converse, csvGraph, type RecordedCall } from '../support/agents.js';
@@ -49,6 +53,8 @@ interface Scenario {
   replies: string[];
   /** What the agent says, one line per reply: the path the scenario means to take. */
   said: string[];
+  /** Settings off the defaults: AutogramConfig's arguments, and the same in our graph config. */
+  config?: { autograms: Record<string, unknown>; ours: Partial<GraphConfig> };
 }
 
 /** What the reference did, as driver.py reports it. */
@@ -288,6 +294,95 @@ help,chat_exact,You can tell me any name.,return,The user asks for help.
       'Thanks You can tell me any name.',
     ],
   },
+  {
+    name: "compiled recursive_fib: a bare return after a transition node returns the frame's last reply",
+    csv: { fixture: 'compiled_fib.csv' },
+    script: { rules: [] },
+    replies: ['', 'Ada'],
+    said: ['What is your name?', '[] [] [8] [What is your name?]'],
+  },
+  {
+    name: 'choices "No." and "Yes." asked by letter, "YES" and "no" as Yes or No',
+    csv: {
+      text: `Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
+start1,chat_exact,Need more help?,"more,sure",Is the user done?,No.,Yes.
+more,chat_exact,What else?,sure,,,
+sure,chat_exact,Sure?,"bye,start1",Is the user sure?,YES,no
+bye,chat_exact,Bye.,bye,,,
+`,
+    },
+    script: { rules: [{ role: 'classifier', reply: ['B', 'Yes'] }] },
+    replies: ['', 'all done', 'yes'],
+    said: ['Need more help?', 'Sure?', 'Bye.'],
+  },
+  {
+    name: 'reply_start_type prefix: past replies begin with the reply start, the one asked for is not sent',
+    csv: {
+      text: `Name,Action,Instruction,Transitions
+start1,chat,Greet the user.,think
+think,thought,Decide what the user needs.,answer
+answer,chat,Answer the user.,answer
+`,
+    },
+    config: { autograms: { reply_start_type: 'prefix' }, ours: { replyStartType: 'prefix' } },
+    script: {
+      rules: [
+        { role: 'chatbot', match: '/Greet the user\\.$/', reply: 'Hello!' },
+        { role: 'chatbot', match: '/Decide what the user needs\\.$/', reply: 'They want cake.' },
+        { role: 'chatbot', reply: 'Here is cake.' },
+      ],
+    },
+    replies: ['', 'Something sweet?', 'More!'],
+    said: ['Hello!', 'Here is cake.', 'Here is cake.'],
+  },
+];
+
+/** A spreadsheet AutoGRAMS refuses (loading it, or on reaching the node), and meta-agent's lint with it. */
+interface Refusal {
+  name: string;
+  csv: string;
+  /** What AutoGRAMS' error says. */
+  theirs: string;
+  /** The node and the message of meta-agent's lint error. */
+  ours: string;
+}
+
+const REFUSALS: Refusal[] = [
+  {
+    name: '"$" and a space in an instruction',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,It costs $ 5.,start1
+`,
+    theirs: 'Space after `$` not allowed. If you intended this, use `\\$` instead',
+    ours: 'start1: space after "$" in its instruction ("costs $ 5."): "$" starts a variable name',
+  },
+  {
+    name: '"$" and a space in a transition question, beside "\\$" and a space in the instruction',
+    csv: `Name,Action,Instruction,Transitions,Transition Question,Transition Choice A,Transition Choice B
+start1,chat_exact,It costs \\$ 5.,"start1,bye",Did the user pay $ 5?,yes,no
+bye,chat_exact,Bye.,bye,,,
+`,
+    theirs: 'Space after `$` not allowed. If you intended this, use `\\$` instead',
+    ours: 'start1: space after "$" in its transitionQuestion ("pay $ 5?"): "$" starts a variable name',
+  },
+  {
+    name: 'a p.* group of one',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,Hello.,pick.*
+pick.a,chat_exact,First.,start1
+`,
+    theirs: 'invalid .* transition must have at least 2 possible transitions for node: start1',
+    ours: 'start1: transition "pick.*" needs nodes "pick.a" and "pick.b" at least; there is no "pick.b"',
+  },
+  {
+    name: 'a name.n of one',
+    csv: `Name,Action,Instruction,Transitions
+start1,chat_exact,Hello.,visit.n
+visit.1,chat_exact,First.,start1
+`,
+    theirs: 'invalid .n transition. Must have at least 2 possible transitions for node: start1',
+    ours: 'start1: transition "visit.n" needs nodes "visit.1" and "visit.2" at least; there is no "visit.2"',
+  },
 ];
 
 let dir = '';
@@ -308,7 +403,8 @@ describe.skipIf(missing !== undefined)(
         const theirs = await runReference(scenario, csvPath);
         expect(theirs.error).toBeNull();
         expect(theirs.replies).toEqual(scenario.said);
-        const graph = csvGraph(await readFile(csvPath, 'utf8'));
+        const { file } = csvGraph(await readFile(csvPath, 'utf8'));
+        const graph = new StaticGraph({ ...file, config: { ...file.config, ...scenario.config?.ours } });
         const ours = await converse(graph, scenario.script, [undefined, ...scenario.replies.slice(1)]);
 
         expect(ours.said).toEqual(theirs.replies);
@@ -330,6 +426,26 @@ describe.skipIf(missing !== undefined)(
   },
 );
 
+describe.skipIf(missing !== undefined)(
+  `what AutoGRAMS 0.1 refuses, refused when the graph loads${missing ? ` (skipped: ${missing})` : ''}`,
+  () => {
+    it.each(REFUSALS.map((refusal) => [refusal.name, refusal] as const))('%s', async (name, refusal) => {
+      // The user's reply takes the run past the first node, where AutoGRAMS reads its transition question.
+      const scenario: Scenario = {
+        name: `refused ${name}`,
+        csv: { text: refusal.csv },
+        script: { rules: [{ role: 'classifier', reply: 'Yes' }] },
+        replies: ['', 'ok'],
+        said: [],
+      };
+      const theirs = await runReference(scenario, await spreadsheet(scenario));
+      expect(theirs.error).toContain(refusal.theirs);
+      const errors = lintGraph(csvGraph(refusal.csv).file).filter((f) => f.severity === 'error');
+      expect(errors.map((f) => `${f.node}: ${f.message}`)).toEqual([refusal.ours]);
+    });
+  },
+);
+
 async function spreadsheet(scenario: Scenario): Promise<string> {
   if ('fixture' in scenario.csv) return join(FIXTURES, scenario.csv.fixture);
   const path = join(dir, `${scenario.name.replace(/\W+/g, '_').slice(0, 40)}.csv`);
@@ -342,7 +458,12 @@ async function runReference(scenario: Scenario, csv: string): Promise<ReferenceR
   await writeFile(`${base}.script.json`, JSON.stringify(scenario.script));
   await writeFile(
     `${base}.scenario.json`,
-    JSON.stringify({ csv, script: `${base}.script.json`, replies: scenario.replies }),
+    JSON.stringify({
+      csv,
+      script: `${base}.script.json`,
+      replies: scenario.replies,
+      config: scenario.config?.autograms ?? {},
+    }),
   );
   const run = spawnSync(python!, [DRIVER, reference, `${base}.scenario.json`, `${base}.out.json`], {
     encoding: 'utf8',

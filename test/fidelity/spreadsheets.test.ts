@@ -48,6 +48,28 @@ describe('AutoGRAMS spreadsheets in the CLI', () => {
     expect(result.code).toBe(0);
   });
 
+  it('refuses to run a spreadsheet AutoGRAMS refuses, and validate says what to write instead (autograms/autogram_utils.py:497-499, graph_utils/graph.py:217)', async () => {
+    const path = join(dir, 'refused.csv');
+    await writeFile(
+      path,
+      `Name,Action,Instruction,Transitions
+start1,chat_exact,It costs $ 5.,pick.*
+pick.a,chat_exact,Paid.,start1
+`,
+    );
+    const chat = await runCli(['chat', path, '--provider', 'scripted'], { input: '' });
+    expect(chat.code).toBe(2);
+    expect(chat.stderr).toBe(
+      `error: ${path}: the graph has 2 errors, the first: start1: transition "pick.*" needs nodes "pick.a" and "pick.b" at least; there is no "pick.b"\n` +
+        `hint: run "meta-agent validate ${path}" to see them all\n`,
+    );
+    const validate = await runCli(['validate', path]);
+    expect(validate.stdout).toContain(
+      'start1: space after "$" in its instruction ("costs $ 5."): "$" starts a variable name\n' +
+        '         hint: if you meant a dollar sign, write "\\$" instead',
+    );
+  });
+
   it('chats with simple_example.csv through the scripted provider', async () => {
     const rules = await script('simple', [
       { role: 'classifier', reply: 'Yes' },

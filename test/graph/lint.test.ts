@@ -169,20 +169,24 @@ describe('lintGraph', () => {
   it('warns about a wildcard member after a gap in the letters', () => {
     const findings = lint([
       { name: 'a', action: 'chat', transitions: ['p.*'] },
-      { name: 'p.a', action: 'chat', transitions: ['a'] },
-      { name: 'p.c', action: 'chat', transitions: ['a'] },
+      { name: 'p.a', action: 'chat', booleanCondition: 'x > 1', transitions: ['a'] },
+      { name: 'p.b', action: 'chat', transitions: ['a'] },
+      { name: 'p.d', action: 'chat', transitions: ['a'] },
     ]);
-    expect(warnings(findings).map((f) => f.node)).toEqual(['p.c', 'p.c']);
+    expect(warnings(findings).map((f) => f.node)).toEqual(['p.d', 'p.d']);
     expect(warnings(findings)[0]!.message).toContain('never reached by "p.*"');
   });
 
-  it('needs base.1 for a visit transition', () => {
+  it('needs base.1 and base.2 for a visit transition', () => {
     const findings = lint([
       { name: 'a', action: 'chat', transitions: ['u.n'] },
       { name: 'u.2', action: 'chat', transitions: ['a'] },
     ]);
     expect(errors(findings)).toEqual([
-      expect.objectContaining({ node: 'a', message: 'transition "u.n" needs a node named "u.1"' }),
+      expect.objectContaining({
+        node: 'a',
+        message: 'transition "u.n" needs nodes "u.1" and "u.2" at least; there is no "u.1"',
+      }),
     ]);
   });
 

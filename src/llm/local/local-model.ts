@@ -83,6 +83,7 @@ export class LocalModel implements LanguageModel {
     answerLabels: 'token-bias',
     structuredOutput: true,
     streaming: true,
+    continuesReply: true,
   };
   readonly answersFrom = 'model';
   readonly ref: ModelRef;

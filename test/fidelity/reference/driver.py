@@ -2,9 +2,10 @@
 
     python3 driver.py REFERENCE_DIR SCENARIO_JSON OUTPUT_JSON
 
-The scenario names a spreadsheet, a rules file (AUTOGRAMS_STUB_SCRIPT) and the user's replies ("" lets
-the agent speak first). The output holds the agent's replies, every model call AutoGRAMS made and the
-nodes it went through.
+The scenario names a spreadsheet, a rules file (AUTOGRAMS_STUB_SCRIPT), the user's replies ("" lets
+the agent speak first) and, optionally, AutogramConfig's arguments. The output holds the agent's
+replies, every model call AutoGRAMS made, the nodes it went through and the error that stopped it, if
+one did (loading the spreadsheet included).
 """
 import contextlib
 import io
@@ -23,13 +24,14 @@ os.environ["AUTOGRAMS_STUB_SCRIPT"] = scenario["script"]
 # AutoGRAMS prints as it loads and as it runs; only the output file is read.
 with contextlib.redirect_stdout(io.StringIO()):
     import openai
-    from autograms import read_autogram
+    from autograms import AutogramConfig, read_autogram
 
-    autogram = read_autogram(scenario["csv"], api_keys={"openai": "not-a-key"})
     replies = []
     memory = None
     error = None
     try:
+        config = AutogramConfig(**scenario.get("config", {}))
+        autogram = read_autogram(scenario["csv"], autogram_config=config, api_keys={"openai": "not-a-key"})
         for text in scenario["replies"]:
             reply, memory = autogram.reply(text, memory_object=memory)
             replies.append(reply)
