@@ -48,7 +48,8 @@ idle(),transition,,return
     const { said } = await converse(graph, { rules: [{ role: 'chatbot', reply: '42' }] }, [undefined, 'Ada']);
     // thought_qa's variable holds the question too, but its turn's reply is the answer alone
     // (autograms/nodes/thought_nodes.py:35, 64-72); a call is a turn with an empty reply in the caller's
-    // frame, on the call and on the return (function_nodes.py:82-108).
-    expect(said).toEqual(['What is your name?', '[What is your name?] [42] [] [null]']);
+    // frame, on the call and on the return (function_nodes.py:82-108). A spreadsheet shows None as
+    // Python's str() does; AutoGRAMS refuses to embed it (autogram_utils.py:565), see the README.
+    expect(said).toEqual(['What is your name?', '[What is your name?] [42] [] [None]']);
   });
 });
