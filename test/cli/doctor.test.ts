@@ -34,7 +34,16 @@ describe('meta-agent doctor', () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
     expect(lines.every((line) => line.startsWith('ok '))).toBe(true);
-    for (const name of ['node', 'sandbox', 'graphviz', 'chatbot', 'classifier', 'endpoint', 'classify']) {
+    for (const name of [
+      'node',
+      'sandbox',
+      'python',
+      'graphviz',
+      'chatbot',
+      'classifier',
+      'endpoint',
+      'classify',
+    ]) {
       expect(result.stdout).toMatch(new RegExp(`^ok\\s+${name}\\s`, 'm'));
     }
     expect(result.stdout).toContain(

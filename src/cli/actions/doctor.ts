@@ -17,7 +17,7 @@ import { checkMcpServers } from '../doctor/mcp-checks.js';
 import { checkSearch } from '../doctor/search-check.js';
 import type { ListingWait } from '../doctor/listing-wait.js';
 import { resolveSetup } from '../doctor/model-setup.js';
-import { checkGraphviz, checkNode, checkSandbox } from '../doctor/system-checks.js';
+import { checkGraphviz, checkNode, checkPython, checkSandbox } from '../doctor/system-checks.js';
 import type { McpOptionValues } from '../mcp-setup.js';
 import type { ModelOptionValues } from '../options.js';
 import { writeOut } from '../terminal.js';
@@ -31,6 +31,7 @@ export async function runDoctor(options: ModelOptionValues & McpOptionValues): P
   };
   report(checkNode());
   report(checkSandbox());
+  report(await checkPython());
   report(await checkGraphviz());
   const configured = await checkModels(options, report);
   await checkMcpServers(options, report);

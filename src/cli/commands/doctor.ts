@@ -1,6 +1,6 @@
 /**
  * `meta-agent doctor`: checks what meta-agent needs, one line each with the fix when something is
- * wrong: Node, the isolated-vm sandbox, Graphviz, the model configuration, each endpoint and its
+ * wrong: Node, the isolated-vm sandbox, the Python sandbox, Graphviz, the model configuration, each endpoint and its
  * models or the embedded model's runtime and file, and a one-token classification whose answer doctor
  * knows, then each MCP server the user configured, and the search provider of `google`. Exit 0 when no check failed
  * (warnings allowed), 1 when one did, 2 when no model is configured at all.
@@ -48,7 +48,7 @@ export function register(program: Command): void {
   const command = program
     .command('doctor')
     .description(
-      'check Node, the sandbox, Graphviz, your model server or embedded model and your MCP servers, and say how to fix what fails',
+      'check Node, the JavaScript and Python sandboxes, Graphviz, your model server or embedded model and your MCP servers, and say how to fix what fails',
     );
   addMcpOption(addModelOptions(command))
     .addHelpText('after', EXAMPLES)

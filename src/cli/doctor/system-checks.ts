@@ -37,6 +37,31 @@ export function checkSandbox(): Check {
   }
 }
 
+/** The Python runtime starts in its contained process and runs Python, as Python code nodes need. */
+export async function checkPython(): Promise<Check> {
+  const { PythonSandbox } = await import('../../sandbox/index.js');
+  const python = PythonSandbox.create();
+  const started = performance.now();
+  try {
+    const version = await python.evaluate("__import__('sys').version.split()[0]", {}, { node: 'doctor' });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    return {
+      status: 'ok',
+      name: 'python',
+      detail: `Pyodide runs Python ${String(version)} in its sandbox (loaded in ${seconds} s, once a process)`,
+    };
+  } catch (error) {
+    return {
+      status: 'fail',
+      name: 'python',
+      detail: `the Python sandbox does not start: ${firstLine(error)}`,
+      fix: 'rebuild (`npm run build`) and reinstall dependencies (`npm ci`); graphs without Python code still run',
+    };
+  } finally {
+    python.dispose();
+  }
+}
+
 /** Graphviz (WASM) renders DOT, as `design` and `export` need for SVG and HTML. */
 export async function checkGraphviz(): Promise<Check> {
   try {
