@@ -7,12 +7,14 @@
  * by anything Python or Pyodide promise: it may read only Pyodide's files and its own, and may not
  * write files, start processes or threads, load native addons or use WASI or the inspector; it gets no
  * environment variables (no credentials), and code generation from strings is off. What it says is
- * read as untrusted: a line that is too long or not a message of the protocol ends it.
+ * read as untrusted: a line that is too long, lacks the key sent to it at start, or is not a message of
+ * the protocol ends it.
  *
  * Time is kept here: an evaluation that runs past its limit (time spent in host functions not counted)
  * gets the child killed; the next evaluation starts a new one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -98,6 +100,8 @@ export class PythonRuntime {
 class LiveChild {
   readonly #process: ChildProcess;
   readonly #lines: LineQueue;
+  /** What each of the child's lines starts with (protocol.ts). */
+  readonly #key = randomBytes(16).toString('hex');
   #exited = false;
 
   private constructor(child: ChildProcess) {
@@ -150,6 +154,7 @@ class LiveChild {
       if (stderr.length < 4096) stderr += chunk.toString();
     });
     const live = new LiveChild(child);
+    child.stdin!.write(`${live.#key}\n`);
     const ready = await live.#next(START_TIMEOUT_MS);
     if (typeof ready !== 'object' || ready.type !== 'ready') {
       live.kill();
@@ -209,9 +214,9 @@ class LiveChild {
     const line = await this.#lines.next(Math.max(ms, 0));
     if (line === 'ended') return undefined;
     if (line === 'timeout') return line;
-    if (line === 'overflow') return 'broken';
+    if (line === 'overflow' || !line.text.startsWith(this.#key)) return 'broken';
     try {
-      const message = JSON.parse(line.text) as unknown;
+      const message = JSON.parse(line.text.slice(this.#key.length)) as unknown;
       return isChildMessage(message) ? message : 'broken';
     } catch {
       return 'broken';
