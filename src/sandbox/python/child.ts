@@ -49,9 +49,18 @@ memoryPrototype.grow = function limitedGrow(this: WasmMemory, delta: number) {
   throw new Error(`process.binding(${name}) is not available`);
 };
 
-/** Waits a millisecond, blocking: a pipe said it is not ready yet (EAGAIN). */
-function pause(): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+/**
+ * The waits between reads of a pipe that is not ready (EAGAIN: Node makes the child's pipes
+ * non-blocking), in milliseconds: short at first, as a host function's answer or the next evaluation
+ * often follows within microseconds, then longer, so that an idle runtime costs no CPU. A fixed
+ * millisecond made every evaluation wait about one.
+ */
+const FIRST_PAUSE_MS = 0.01;
+const LONGEST_PAUSE_MS = 1;
+
+/** Waits `ms` milliseconds, blocking. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -69,6 +78,7 @@ class LineReader {
   }
 
   line(): string | undefined {
+    let wait = FIRST_PAUSE_MS;
     for (;;) {
       const end = this.#pending.indexOf(10);
       if (end >= 0) {
@@ -81,7 +91,8 @@ class LineReader {
         read = readSync(0, this.#chunk);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-        pause();
+        pause(wait);
+        wait = Math.min(wait * 2, LONGEST_PAUSE_MS);
         continue;
       }
       if (read === 0) return undefined;
@@ -155,7 +166,7 @@ function send(message: ChildMessage): void {
       written += writeSync(1, bytes, written);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      pause();
+      pause(LONGEST_PAUSE_MS);
     }
   }
 }
