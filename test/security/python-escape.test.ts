@@ -236,6 +236,23 @@ seen`;
     await expectAlive();
   });
 
+  it('holds memory taken outside WebAssembly, as typed arrays made through the FFI, to the limit too', async () => {
+    // 10 GB asked for in 512 MB JavaScript arrays, each written so that it is really held.
+    const code = `
+import pyodide_js
+def hoard():
+    Int8Array = pyodide_js._module.HEAP8.constructor
+    kept = []
+    for _ in range(20):
+        kept.append(Int8Array.new(512 * 1024**2))
+        kept[-1].fill(1)
+    return len(kept)
+hoard()`;
+    const error = await failure(run(code));
+    expect(error.kind).toBe('memory');
+    await expectAlive();
+  });
+
   it('stops deep recursion: RecursionError at the default limit, a dead runtime past the stack', async () => {
     const recursion = await failure(run('def f(n):\n    return f(n + 1)\nf(0)'));
     expect(recursion.message).toMatch(/RecursionError: maximum recursion depth exceeded/);
