@@ -10,9 +10,9 @@
  * too long. Memory is capped here, where WebAssembly memory grows: past the limit, Python gets a
  * MemoryError and the runtime stays usable.
  *
- * Everything written to stdout is a protocol line; Python's output is collected and sent with the answer.
+ * Everything this file writes to stdout is a protocol line, prefixed with the key the parent sent first;
+ * Python's output is collected and sent with the answer.
  */
-import { Buffer } from 'node:buffer';
 import { constants as fsConstants, readSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { loadPyodide as LoadPyodide, PyodideAPI } from 'pyodide';
@@ -49,45 +49,68 @@ memoryPrototype.grow = function limitedGrow(this: WasmMemory, delta: number) {
   throw new Error(`process.binding(${name}) is not available`);
 };
 
-/** Waits a millisecond, blocking: a pipe said it is not ready yet (EAGAIN). */
-function pause(): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+/**
+ * The waits between reads of a pipe that is not ready (EAGAIN: Node makes the child's pipes
+ * non-blocking), in milliseconds: short at first, as a host function's answer or the next evaluation
+ * often follows within microseconds, then longer, so that an idle runtime costs no CPU. A fixed
+ * millisecond made every evaluation wait about one.
+ */
+const FIRST_PAUSE_MS = 0.01;
+const LONGEST_PAUSE_MS = 1;
+
+/** Waits `ms` milliseconds, blocking. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Reads newline-ended JSON messages from stdin with blocking reads. */
+/**
+ * Reads newline-ended lines from stdin with blocking reads. Bytes are copied into arrays of their own,
+ * never into Node's shared Buffer pool, so no Buffer that Python might reach holds the protocol's key.
+ */
 class LineReader {
-  readonly #chunk = Buffer.alloc(1 << 16);
-  #pending: Buffer[] = [];
+  readonly #chunk = new Uint8Array(1 << 16);
+  #pending = new Uint8Array(0);
 
+  /** The next message, undefined once stdin has ended. */
   next<T>(): T | undefined {
+    const line = this.line();
+    return line === undefined ? undefined : (JSON.parse(line) as T);
+  }
+
+  line(): string | undefined {
+    let wait = FIRST_PAUSE_MS;
     for (;;) {
-      const line = this.#takeLine();
-      if (line !== undefined) return JSON.parse(line) as T;
+      const end = this.#pending.indexOf(10);
+      if (end >= 0) {
+        const line = new TextDecoder().decode(this.#pending.subarray(0, end));
+        this.#pending = this.#pending.slice(end + 1);
+        return line;
+      }
       let read: number;
       try {
         read = readSync(0, this.#chunk);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-        pause();
+        pause(wait);
+        wait = Math.min(wait * 2, LONGEST_PAUSE_MS);
         continue;
       }
       if (read === 0) return undefined;
-      this.#pending.push(Buffer.from(this.#chunk.subarray(0, read)));
+      const joined = new Uint8Array(this.#pending.length + read);
+      joined.set(this.#pending);
+      joined.set(this.#chunk.subarray(0, read), this.#pending.length);
+      this.#pending = joined;
     }
-  }
-
-  #takeLine(): string | undefined {
-    const last = this.#pending[this.#pending.length - 1];
-    if (last === undefined || !last.includes(10)) return undefined;
-    const all = Buffer.concat(this.#pending);
-    const end = all.indexOf(10);
-    const rest = all.subarray(end + 1);
-    this.#pending = rest.length > 0 ? [rest] : [];
-    return all.toString('utf8', 0, end);
   }
 }
 
 const input = new LineReader();
+/**
+ * The parent's first line: the key every line this child sends starts with. Python can write to this
+ * process's stdout (Pyodide's JavaScript side keeps Node's console and file system in reach) but never
+ * learns the key, which lives only in this module's scope, so a line it forges is refused.
+ */
+const key = input.line() ?? exit(0);
 let logs: string[] = [];
 
 const { loadPyodide } = (await import(pyodideUrl!)) as { loadPyodide: typeof LoadPyodide };
@@ -139,14 +162,14 @@ function log(line: string): void {
 }
 
 function send(message: ChildMessage): void {
-  const bytes = Buffer.from(`${JSON.stringify(message)}\n`);
+  const bytes = new TextEncoder().encode(`${key}${JSON.stringify(message)}\n`);
   let written = 0;
   while (written < bytes.length) {
     try {
       written += writeSync(1, bytes, written);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      pause();
+      pause(LONGEST_PAUSE_MS);
     }
   }
 }

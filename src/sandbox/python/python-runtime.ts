@@ -7,13 +7,18 @@
  * by anything Python or Pyodide promise: it may read only Pyodide's files and its own, and may not
  * write files, start processes or threads, load native addons or use WASI or the inspector; it gets no
  * environment variables (no credentials), and code generation from strings is off. What it says is
- * read as untrusted: a line that is too long or not a message of the protocol ends it.
+ * read as untrusted: a line that is too long, lacks the key sent to it at start, or is not a message of
+ * the protocol ends it.
  *
  * Time is kept here: an evaluation that runs past its limit (time spent in host functions not counted)
- * gets the child killed; the next evaluation starts a new one.
+ * gets the child killed; the next evaluation starts a new one. So is memory, on Linux, beyond the cap
+ * the child puts on WebAssembly memory: Python reaches JavaScript's typed arrays through Pyodide's FFI,
+ * so the child is killed when its resident memory passes what it held once loaded, plus the
+ * evaluation's limit and its JavaScript heap.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,6 +32,12 @@ const START_TIMEOUT_MS = 120_000;
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** The JavaScript heap of the child (Python's memory is WebAssembly memory, capped in the child). */
 const CHILD_HEAP_MB = 256;
+/**
+ * How often the child's resident memory is read while it evaluates. Python can allocate outside
+ * WebAssembly memory and the JavaScript heap both (a typed array made through Pyodide's FFI lives in
+ * neither), so the child is also held to its memory at start, the evaluation's limit and its heap.
+ */
+const RESIDENT_CHECK_MS = 10;
 
 /** One evaluation, as the runtime runs it. */
 export interface Evaluation {
@@ -45,6 +56,8 @@ export interface Evaluation {
 export type Ended =
   | { kind: 'answered'; answer: Answer; logs: string[] }
   | { kind: 'timeout'; logs: string[] }
+  /** The child's resident memory passed its bound, and it was killed. */
+  | { kind: 'memory'; logs: string[] }
   /** The runtime died or broke the protocol: `message` says how. */
   | { kind: 'failed'; message: string; logs: string[] };
 
@@ -71,6 +84,16 @@ export class PythonRuntime {
     const result = this.#queue.then(() => this.#evaluate(evaluation));
     this.#queue = result.catch(() => undefined);
     return result;
+  }
+
+  /** Stops the runtime; the next evaluation starts (and loads) a new one. */
+  stop(): void {
+    const child = this.#child;
+    this.#child = undefined;
+    child?.then(
+      (live) => live.kill(),
+      () => undefined,
+    );
   }
 
   async #evaluate(evaluation: Evaluation): Promise<Ended> {
@@ -111,6 +134,10 @@ export class PythonRuntime {
 class LiveChild {
   readonly #process: ChildProcess;
   readonly #lines: LineQueue;
+  /** What each of the child's lines starts with (protocol.ts). */
+  readonly #key = randomBytes(16).toString('hex');
+  /** The child's resident memory once loaded; undefined where the system does not tell it (not Linux). */
+  #loadedBytes: number | undefined;
   #exited = false;
 
   private constructor(child: ChildProcess) {
@@ -167,12 +194,14 @@ class LiveChild {
       if (stderr.length < 4096) stderr += chunk.toString();
     });
     const live = new LiveChild(child);
+    child.stdin!.write(`${live.#key}\n`);
     const ready = await live.#next(START_TIMEOUT_MS, false);
     if (typeof ready !== 'object' || ready.type !== 'ready') {
       live.kill();
       const why = ready === 'timeout' ? `it did not load in ${START_TIMEOUT_MS / 1000} s` : lastLine(stderr);
       throw new PythonStartError(`the Python runtime did not start: ${why || 'it exited'}`);
     }
+    live.#loadedBytes = residentBytes(child.pid);
     return live;
   }
 
@@ -184,7 +213,25 @@ class LiveChild {
     if (!this.#exited) this.#process.kill('SIGKILL');
   }
 
+  /** Runs one evaluation, killing the child if its resident memory passes its bound meanwhile. */
   async evaluate(evaluation: Evaluation): Promise<Ended> {
+    if (this.#loadedBytes === undefined) return this.#serve(evaluation);
+    const bound = this.#loadedBytes + (evaluation.memoryMb + CHILD_HEAP_MB) * 1024 * 1024;
+    let over = false;
+    const watch = setInterval(() => {
+      if ((residentBytes(this.#process.pid) ?? 0) <= bound) return;
+      over = true;
+      this.kill();
+    }, RESIDENT_CHECK_MS);
+    try {
+      const ended = await this.#serve(evaluation);
+      return over ? { kind: 'memory', logs: [] } : ended;
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  async #serve(evaluation: Evaluation): Promise<Ended> {
     const { callHost, timeoutMs, ...request } = evaluation;
     this.#send({ type: 'evaluate', ...request });
     let left = timeoutMs;
@@ -226,9 +273,9 @@ class LiveChild {
     const line = await this.#lines.next(Math.max(ms, 0), keepAlive);
     if (line === 'ended') return undefined;
     if (line === 'timeout') return line;
-    if (line === 'overflow') return 'broken';
+    if (line === 'overflow' || !line.text.startsWith(this.#key)) return 'broken';
     try {
-      const message = JSON.parse(line.text) as unknown;
+      const message = JSON.parse(line.text.slice(this.#key.length)) as unknown;
       return isChildMessage(message) ? message : 'broken';
     } catch {
       return 'broken';
@@ -286,6 +333,16 @@ function parseAnswer(text: string): Answer | undefined {
     if (typeof answer !== 'object' || answer === null || typeof answer.ok !== 'boolean') return undefined;
     if (answer.ok) return typeof answer.changed === 'object' && answer.changed !== null ? answer : undefined;
     return typeof answer.kind === 'string' ? answer : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A process's resident memory in bytes, from /proc (Linux); undefined where that cannot be read. */
+function residentBytes(pid: number | undefined): number | undefined {
+  try {
+    const kilobytes = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return kilobytes ? Number(kilobytes[1]) * 1024 : undefined;
   } catch {
     return undefined;
   }

@@ -105,6 +105,7 @@ export class PythonSandbox {
       throw error;
     }
     if (ended.kind === 'timeout') throw timeoutError(node, this.limits, this.#ceiling);
+    if (ended.kind === 'memory') throw memoryError(node, this.limits, this.#ceiling);
     if (ended.kind === 'failed')
       throw new SandboxError(
         'runtime',

@@ -68,8 +68,9 @@ class _Namespace:
         return f'<host namespace {self._name}>'
 
 
-def _dumps(value):
-    return _json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(',', ':'))
+# One encoder for every value: json.dumps with options makes a new one at each call, which was most of
+# the time of an evaluation with many variables.
+_dumps = _json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(',', ':')).encode
 
 
 def _compile(mode, code):
@@ -127,7 +128,10 @@ def _meta_agent_run(mode, code, scope_text, namespaces_text):
         # A lent namespace hides a variable of the same name, as in the JavaScript sandbox.
         for name, functions in _json.loads(namespaces_text).items():
             namespace[name] = _Namespace(name, functions, call)
-        before = {name: _dumps(value) for name, value in scope.items()}
+        # Only lists and dicts can change in place; a string or number is unchanged while it is the same
+        # object. An expression's changes are not read.
+        mutable = (list, dict) if mode == 'code' else ()
+        before = {name: _dumps(value) for name, value in scope.items() if isinstance(value, mutable)}
         body, last, target = _compile(mode, code)
         if mode == 'expression':
             value = eval(body, namespace)
@@ -139,11 +143,17 @@ def _meta_agent_run(mode, code, scope_text, namespaces_text):
             for name, current in namespace.items():
                 if name.startswith('__') or (name in _PRELOADED and current is _PRELOADED[name]) or _helper(current):
                     continue
+                if name in scope and name not in before and current is scope[name]:
+                    continue
                 try:
                     text = _dumps(current)
                 except (TypeError, ValueError, RecursionError):
                     raise _Unjsonable(name, current)
-                if before.get(name) != text:
+                if name in before:
+                    unchanged = text == before[name]
+                else:
+                    unchanged = name in scope and text == _dumps(scope[name])
+                if not unchanged:
                     changed[name] = current
         if _helper(value):
             value = None
