@@ -17,6 +17,7 @@ import { mcpHost } from './mcp-host.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
 import type { McpServers } from '../mcp/servers.js';
+import type { PythonRuntime } from '../sandbox/index.js';
 import type { Store } from '../store/store.js';
 import type { AgentDesigner, SubAgentsLent } from '../../tools/sub-agents.js';
 
@@ -48,6 +49,8 @@ export interface AgentWorld {
   onWarning?: (message: string) => void;
   /** Told what memory had to do (search by words alone, an index rebuilt). */
   onNote?: (message: string) => void;
+  /** The runtime the agents' Python runs in; default: the process's. */
+  python?: PythonRuntime;
 }
 
 /** Sub-agents nest no deeper: each level may start a goal run whose sub-agents start more. */
@@ -65,6 +68,7 @@ async function openAgent(world: AgentWorld, spec: AgentSpec, depth: number): Pro
   return Interpreter.create({
     graph,
     models,
+    ...(world.python && { python: world.python }),
     events: spec.events ?? world.events,
     host: {
       [GOALS_NAMESPACE]: await goalLoopHost({

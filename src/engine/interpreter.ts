@@ -13,7 +13,7 @@ import { EventBus } from '../events.js';
 import { startNodeOf } from '../graph/structure.js';
 import type { GraphView } from '../graph/view.js';
 import type { ModelSet } from '../llm/types.js';
-import { CodeSandboxes, SandboxError, type HostFunction } from '../sandbox/index.js';
+import { CodeSandboxes, SandboxError, type HostFunction, type PythonRuntime } from '../sandbox/index.js';
 import type { HostCall } from './actions.js';
 import { AIPL_NAMESPACE, AiplTemplates, aiplFunctions } from './aipl.js';
 import { pushFrame } from './frames.js';
@@ -45,6 +45,8 @@ export interface InterpreterOptions {
   host?: Record<string, HostNamespace>;
   /** Overrides the graph's `config.runLimits`. */
   limits?: Partial<InterpreterLimits>;
+  /** The runtime Python code runs in; default: the process's, shared by every agent of it. */
+  python?: PythonRuntime;
   /** The time `{date}` and `{time}` show in AIPL templates; default: now. */
   clock?: () => Date;
   /**
@@ -133,7 +135,7 @@ export class Interpreter {
 
   /** An interpreter for `graph`, with sandboxes of the graph's limits. Dispose it when done. */
   static async create(options: InterpreterOptions): Promise<Interpreter> {
-    const sandboxes = await CodeSandboxes.create(options.graph.config.sandbox);
+    const sandboxes = await CodeSandboxes.create(options.graph.config.sandbox, options.python);
     return new Interpreter(options, sandboxes);
   }
 

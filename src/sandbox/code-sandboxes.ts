@@ -5,6 +5,7 @@
  */
 import type { HostFunction } from './host-functions.js';
 import type { SandboxLimits } from './limits.js';
+import type { PythonRuntime } from './python/python-runtime.js';
 import { PythonSandbox } from './python/python-sandbox.js';
 import { Sandbox, type NextCondition, type RunCodeResult, type Where } from './sandbox.js';
 
@@ -27,17 +28,22 @@ interface Lent {
 export class CodeSandboxes {
   readonly javascript: Sandbox;
   readonly #limits: Partial<SandboxLimits> | undefined;
+  readonly #runtime: PythonRuntime | undefined;
   readonly #lent = new Map<string, Lent>();
   #python: PythonSandbox | undefined;
 
-  private constructor(javascript: Sandbox, limits: Partial<SandboxLimits> | undefined) {
+  private constructor(javascript: Sandbox, limits?: Partial<SandboxLimits>, runtime?: PythonRuntime) {
     this.javascript = javascript;
     this.#limits = limits;
+    this.#runtime = runtime;
   }
 
-  /** Sandboxes under the graph's `limits`, capped as limits.ts says. */
-  static async create(limits?: Partial<SandboxLimits>): Promise<CodeSandboxes> {
-    return new CodeSandboxes(await Sandbox.create(limits), limits);
+  /**
+   * Sandboxes under the graph's `limits`, capped as limits.ts says; Python runs in `runtime`, or the
+   * process's (see PythonSandbox.create).
+   */
+  static async create(limits?: Partial<SandboxLimits>, runtime?: PythonRuntime): Promise<CodeSandboxes> {
+    return new CodeSandboxes(await Sandbox.create(limits), limits, runtime);
   }
 
   /** The sandbox for code in `language`. */
@@ -73,7 +79,7 @@ export class CodeSandboxes {
 
   #pythonSandbox(): PythonSandbox {
     if (this.#python) return this.#python;
-    const python = PythonSandbox.create(this.#limits);
+    const python = PythonSandbox.create(this.#limits, this.#runtime);
     for (const [name, { functions, awaited }] of this.#lent)
       if (awaited) python.exposeAsync(name, functions);
       else python.expose(name, functions);

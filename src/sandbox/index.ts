@@ -16,3 +16,4 @@ export { PatternError, PatternSandbox, withSandboxedRegExps } from './patterns.j
 export type { HostFunction } from './host-functions.js';
 export { CodeSandboxes, type CodeRunner } from './code-sandboxes.js';
 export { PythonSandbox } from './python/python-sandbox.js';
+export { PythonRuntime } from './python/python-runtime.js';

@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { agentOpener, type AgentWorld } from '../agent/open.js';
+import { pythonRuntimeOf } from './python-runtimes.js';
 import { Conversation } from '../engine/conversation.js';
 import type { Interpreter, ReplyResult } from '../engine/interpreter.js';
 import { conversationGraph } from '../engine/self-mode.js';
@@ -214,7 +215,14 @@ export class ConversationHub {
         'conversation_mismatch',
       );
     const models = new UsageMeter(events).meter(agent.models);
-    const open = agentOpener({ ...world, models, events, store, folder: agent.folder });
+    const open = agentOpener({
+      ...world,
+      models,
+      events,
+      store,
+      folder: agent.folder,
+      python: pythonRuntimeOf(entry.owner),
+    });
     const interpreter = await open({ graph });
     // On Postgres the turn's workflow saves the state, with the catalog entry and the reply.
     return new Conversation(interpreter, saved, durable ? undefined : { store: store.conversations, key });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PythonSandbox } from '../../src/sandbox/index.js';
-import { pythonRuntime } from '../../src/sandbox/python/python-runtime.js';
+import { PythonRuntime, pythonRuntime } from '../../src/sandbox/python/python-runtime.js';
 import { failure, where } from './helpers.js';
 
 // The first evaluation loads the runtime: seconds on a busy machine.
@@ -136,6 +136,23 @@ describe('Python code nodes', () => {
     expect(error.kind).toBe('memory');
     expect(await python.evaluate('sum(range(10))', {}, where)).toBe(45);
   });
+
+  it(
+    "keeps what code leaves in Python's own state to its runtime: another runtime (a server's other owner) never sees it",
+    async () => {
+      await python.runCode("import builtins\nbuiltins.planted = 'here'", {}, where);
+      expect(await python.evaluate('planted', {}, where)).toBe('here');
+      const runtime = new PythonRuntime();
+      const owner = PythonSandbox.create({}, runtime);
+      try {
+        expect(await owner.evaluate("'planted' in dir(__import__('builtins'))", {}, where)).toBe(false);
+      } finally {
+        owner.dispose();
+        runtime.stop();
+      }
+    },
+    LOAD_MS,
+  );
 
   it('loads the runtime once for every Python sandbox of the process', async () => {
     const starts = pythonRuntime().starts;

@@ -14,7 +14,7 @@ import { resolveLimits, sandboxCeiling, type SandboxLimits } from '../limits.js'
 import { memoryError, SandboxError, timeoutError } from '../sandbox-error.js';
 import type { RunCodeResult, Where } from '../sandbox.js';
 import type { Answer } from './protocol.js';
-import { pythonRuntime, PythonStartError, type Ended } from './python-runtime.js';
+import { pythonRuntime, PythonStartError, type Ended, type PythonRuntime } from './python-runtime.js';
 
 const JSON_HINT =
   'values crossing the sandbox must be JSON: numbers, strings, booleans, None, lists, and dicts with ' +
@@ -25,20 +25,29 @@ export class PythonSandbox {
   readonly limits: Readonly<SandboxLimits>;
   readonly #ceiling: Readonly<SandboxLimits>;
   readonly #host = new HostFunctions();
+  readonly #runtime: PythonRuntime;
   #disposed = false;
 
-  private constructor(limits: Readonly<SandboxLimits>, ceiling: Readonly<SandboxLimits>) {
+  private constructor(
+    limits: Readonly<SandboxLimits>,
+    ceiling: Readonly<SandboxLimits>,
+    runtime: PythonRuntime,
+  ) {
     this.limits = limits;
     this.#ceiling = ceiling;
+    this.#runtime = runtime;
   }
 
   /**
-   * A Python sandbox under `limits` (capped as the JavaScript sandbox's are, see limits.ts). Cheap: the
-   * runtime starts on the first evaluation of any Python sandbox of the process.
+   * A Python sandbox under `limits` (capped as the JavaScript sandbox's are, see limits.ts), whose code
+   * runs in `runtime`: by default the process's, shared by every agent of it. Python's state lives as
+   * long as its runtime, so code that can reach the runtime's internals can reach every evaluation made
+   * in it: agents that must not touch each other's code (a server's owners) get runtimes of their own.
+   * Cheap: a runtime starts on its first evaluation.
    */
-  static create(limits?: Partial<SandboxLimits>): PythonSandbox {
+  static create(limits?: Partial<SandboxLimits>, runtime: PythonRuntime = pythonRuntime()): PythonSandbox {
     const ceiling = sandboxCeiling();
-    return new PythonSandbox(resolveLimits(limits, ceiling), ceiling);
+    return new PythonSandbox(resolveLimits(limits, ceiling), ceiling, runtime);
   }
 
   /**
@@ -91,7 +100,7 @@ export class PythonSandbox {
     const namespaces = Object.fromEntries(this.#host.layout().map(([name, functions]) => [name, functions]));
     let ended: Ended;
     try {
-      ended = await pythonRuntime().evaluate({
+      ended = await this.#runtime.evaluate({
         mode,
         code,
         scope: scopeText(scope, node),

@@ -15,6 +15,7 @@ import { checkedId } from '../request.js';
 import type { ServedAgent, ServedFlow } from '../served.js';
 import { servedWorld } from '../serve-context.js';
 import { turnFailure } from '../turn-failure.js';
+import { pythonRuntimeOf } from '../python-runtimes.js';
 import { conversationArguments, flowInputs, functionArguments, ToolError } from './arguments.js';
 import type { OfferedTool } from './tools.js';
 
@@ -72,7 +73,7 @@ async function callFunction(
   agent: ServedAgent,
   fn: string,
   args: unknown[],
-  { ctx, progress, signal }: CallSetup,
+  { ctx, owner, progress, signal }: CallSetup,
 ): Promise<ToolAnswer> {
   const events = new EventBus();
   const models = new UsageMeter(events).meter(agent.models);
@@ -82,6 +83,7 @@ async function callFunction(
     events,
     store: ctx.store,
     folder: agent.folder,
+    python: pythonRuntimeOf(owner),
   });
   const interpreter = await open({ graph: conversationGraph(agent.file, undefined) });
   const stop = events.on(stepsTo(progress));
