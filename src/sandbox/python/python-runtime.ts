@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../package-root.js';
 import type { HostReply } from '../guest.js';
-import type { Answer, ChildMessage, ParentMessage } from './protocol.js';
+import type { Answer, ChildMessage, ParentMessage, ProgramRan, ProgramRequest } from './protocol.js';
 
 /** Time the runtime may take to load, whatever the evaluations' limit: Pyodide takes seconds. */
 const START_TIMEOUT_MS = 120_000;
@@ -48,6 +48,17 @@ export type Ended =
   /** The runtime died or broke the protocol: `message` says how. */
   | { kind: 'failed'; message: string; logs: string[] };
 
+/** A workspace program, as the runtime runs it (run-program.ts). */
+export interface ProgramRun extends ProgramRequest {
+  timeoutMs: number;
+}
+
+/** How a program's run ended: the child's answer, unchecked, or why there is none. */
+export type ProgramEnded =
+  | { kind: 'ran'; ran: ProgramRan }
+  | { kind: 'timeout' }
+  | { kind: 'failed'; message: string; logs: string[] };
+
 /** Thrown when the runtime cannot be started at all (not built, Pyodide missing, load failure). */
 export class PythonStartError extends Error {}
 
@@ -72,6 +83,13 @@ export class PythonRuntime {
     return result;
   }
 
+  /** Runs a workspace program, after the evaluations queued before it. */
+  runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    const result = this.#queue.then(() => this.#runProgram(program));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
   /** Stops the child, if any; the next evaluation starts a new one. */
   stop(): void {
     this.#child?.kill();
@@ -87,6 +105,21 @@ export class PythonRuntime {
     const child = this.#child;
     const ended = await child.evaluate(evaluation);
     if (ended.kind !== 'answered') {
+      child.kill();
+      if (this.#child === child) this.#child = undefined;
+    }
+    return ended;
+  }
+
+  async #runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    if (!this.#child?.alive) {
+      this.#child = undefined;
+      this.starts++;
+      this.#child = await LiveChild.start();
+    }
+    const child = this.#child;
+    const ended = await child.runProgram(program);
+    if (ended.kind !== 'ran' || ended.ran.restart) {
       child.kill();
       if (this.#child === child) this.#child = undefined;
     }
@@ -200,6 +233,22 @@ class LiveChild {
     }
   }
 
+  /** Runs a program: one request, one answer, no host calls; the clock runs from the request on. */
+  async runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    const { timeoutMs, ...request } = program;
+    this.#send({ type: 'program', ...request });
+    const message = await this.#next(timeoutMs);
+    if (message === 'timeout') return { kind: 'timeout' };
+    if (message === undefined) return { kind: 'failed', message: 'the Python runtime stopped', logs: [] };
+    if (message !== 'broken' && message.type === 'ran') {
+      const { type: _ran, ...ran } = message;
+      return { kind: 'ran', ran };
+    }
+    if (message !== 'broken' && message.type === 'fatal')
+      return { kind: 'failed', message: message.message, logs: message.logs };
+    return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+  }
+
   #send(message: ParentMessage): void {
     if (!this.#exited) this.#process.stdin!.write(`${JSON.stringify(message)}\n`);
   }
@@ -254,9 +303,36 @@ function isChildMessage(value: unknown): value is ChildMessage {
       return typeof message.answer === 'string' && isLogs(message.logs);
     case 'fatal':
       return typeof message.message === 'string' && isLogs(message.logs);
+    case 'ran':
+      return isProgramRan(message);
     default:
       return false;
   }
+}
+
+function isProgramRan(message: Record<string, unknown>): boolean {
+  const isFile = (file: unknown) =>
+    typeof file === 'object' &&
+    file !== null &&
+    typeof (file as Record<string, unknown>).path === 'string' &&
+    typeof (file as Record<string, unknown>).data === 'string';
+  const isLeftOut = (file: unknown) =>
+    typeof file === 'object' &&
+    file !== null &&
+    typeof (file as Record<string, unknown>).path === 'string' &&
+    typeof (file as Record<string, unknown>).reason === 'string';
+  return (
+    typeof message.answer === 'string' &&
+    Array.isArray(message.files) &&
+    message.files.every(isFile) &&
+    Array.isArray(message.deleted) &&
+    message.deleted.every((path) => typeof path === 'string') &&
+    Array.isArray(message.leftOut) &&
+    message.leftOut.every(isLeftOut) &&
+    typeof message.moreLeftOut === 'number' &&
+    typeof message.restart === 'boolean' &&
+    isLogs(message.logs)
+  );
 }
 
 function isLogs(value: unknown): value is string[] {
