@@ -15,7 +15,7 @@ import { workspacePath } from './workspace-path.js';
 export const MAX_PROGRAM_FILES = 1000;
 export const MAX_PROGRAM_BYTES = 16 * 1024 * 1024;
 /** Bytes of output kept: the first and last half of what the program printed. */
-export const PROGRAM_OUTPUT_BYTES = 8_000;
+export const PROGRAM_OUTPUT_BYTES = 6_000;
 
 export class WorkspacePython implements PythonFiles {
   constructor(
