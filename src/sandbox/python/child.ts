@@ -16,7 +16,7 @@ import { Buffer } from 'node:buffer';
 import { constants as fsConstants, readSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { loadPyodide as LoadPyodide, PyodideAPI } from 'pyodide';
-import { runProgram, type ProgramFs } from './program-child.js';
+import { runProgram, runtimeFiles, type ProgramFs } from './program-child.js';
 import { PROGRAM_RUNNER_SOURCE } from './program-runner-source.js';
 import type { ChildMessage, ParentMessage, ProgramRequest } from './protocol.js';
 import { RUNNER_SOURCE } from './runner-source.js';
@@ -108,6 +108,7 @@ const runPythonProgram = pyodide.globals.get('_meta_agent_run_program') as (
 const heap = () => (pyodide as unknown as { _module: { HEAP8: Int8Array } })._module.HEAP8.buffer.byteLength;
 const baseline = heap();
 stripHostGlobals();
+const loadedFiles = runtimeFiles(pyodide.FS as unknown as ProgramFs);
 send({ type: 'ready', baselineBytes: baseline });
 
 for (;;) {
@@ -137,12 +138,12 @@ function serveProgram(request: ProgramRequest): void {
   logs = [];
   let ran: ReturnType<typeof runProgram>;
   try {
-    ran = runProgram(pyodide.FS as unknown as ProgramFs, request, runPythonProgram);
+    ran = runProgram(pyodide.FS as unknown as ProgramFs, request, runPythonProgram, loadedFiles);
   } catch (error) {
     send({ type: 'fatal', message: error instanceof Error ? error.message : String(error), logs });
     exit(1);
   }
-  send({ type: 'ran', ...ran, logs });
+  send(ran === 'stale' ? { type: 'stale' } : { type: 'ran', ...ran, logs });
 }
 
 /** A host function called from Python: asks the parent and blocks until it answers. */

@@ -35,17 +35,22 @@ export interface ProgramFs {
   isLink(mode: number): boolean;
 }
 
-/** Runs the program of `request` with `run` (the Python runner) and collects what it changed. */
+/**
+ * Runs the program of `request` with `run` (the Python runner) and collects what it changed; or, when
+ * the runtime's own files are no longer `loaded` (what `runtimeFiles` said when it loaded: a code node
+ * wrote there), runs nothing and answers 'stale', for the parent to start a new runtime.
+ */
 export function runProgram(
   fs: ProgramFs,
   request: ProgramRequest,
   run: (path: string, outputBytes: number) => string,
-): Omit<ProgramRan, 'logs'> {
+  loaded: string,
+): Omit<ProgramRan, 'logs'> | 'stale' {
+  if (runtimeFiles(fs) !== loaded) return 'stale';
   for (const folder of FRESH) {
     if (!fs.analyzePath(folder).exists) fs.mkdirTree(folder);
     fs.mount(fs.filesystems.MEMFS, {}, folder);
   }
-  const before = fingerprint(fs);
   try {
     const given = new Map<string, Buffer>();
     for (const file of request.files) {
@@ -56,18 +61,18 @@ export function runProgram(
       given.set(file.path, data);
     }
     const answer = run(request.path, request.outputBytes);
-    return { answer, ...changes(fs, given, request), restart: fingerprint(fs) !== before };
+    return { answer, ...changes(fs, given, request), restart: runtimeFiles(fs) !== loaded };
   } finally {
     for (const folder of FRESH) fs.unmount(folder);
   }
 }
 
 /**
- * What the runtime's own files are (the standard library's zip, its folders): a program that wrote
- * there, or anywhere else outside /workspace and /tmp, left something a later evaluation could meet,
- * so the runtime is started anew for it.
+ * What the runtime's own files are (the standard library's zip, its folders), outside /workspace and
+ * /tmp: a program that wrote there left something a later evaluation could meet, and one that finds
+ * them changed would meet what an evaluation left; either way the runtime is started anew.
  */
-function fingerprint(fs: ProgramFs): string {
+export function runtimeFiles(fs: ProgramFs): string {
   const entries: string[] = [];
   const folders = ['/'];
   for (let folder = folders.pop(); folder !== undefined; folder = folders.pop())

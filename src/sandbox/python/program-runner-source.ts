@@ -6,9 +6,10 @@
  * It answers the exit status: 0, SystemExit's code, or 1 after the traceback an uncaught exception
  * prints (the runner's own frame left out).
  *
- * The runtime serves every Python sandbox of the process, so a program leaves nothing behind for what
- * runs next: the modules it imported are forgotten, the attributes it set on modules (builtins, sys,
- * json, …) are put back, and argv, path, cwd, environment, recursion limit and tracing are restored.
+ * The runtime serves every Python sandbox of the process, so a program meets nothing of what ran before
+ * it and leaves nothing for what runs next: before and after it, the runtime's modules are put back as
+ * they were when it loaded (modules imported since are forgotten, attributes set on modules such as
+ * builtins, sys or json are restored), with argv, path, cwd, environment, recursion limit and tracing.
  * Its files are the child's (program-child.ts): /workspace and /tmp are mounted afresh for each run.
  */
 export const PROGRAM_RUNNER_SOURCE = String.raw`
@@ -84,7 +85,7 @@ def _p_restore(saved):
         for key, value in before.items():
             if now.get(key, before) is not value:
                 now[key] = value
-    _p_sys.argv = saved['argv']
+    _p_sys.argv = list(saved['argv'])
     _p_sys.path[:] = saved['path']
     _p_os.chdir(saved['cwd'])
     _p_os.environ.clear()
@@ -97,7 +98,7 @@ def _p_restore(saved):
 
 def _meta_agent_run_program(path, output_bytes):
     raw = _ProgramOutput(output_bytes // 2, output_bytes - output_bytes // 2)
-    saved = _p_snapshot()
+    _p_restore(_P_LOADED)
     streams = _p_sys.stdout, _p_sys.stderr, _p_sys.stdin
     status, memory = 1, False
     try:
@@ -131,6 +132,11 @@ def _meta_agent_run_program(path, output_bytes):
         stderr.flush()
     finally:
         _p_sys.stdout, _p_sys.stderr, _p_sys.stdin = streams
-        _p_restore(saved)
+        _p_restore(_P_LOADED)
     return _p_json.dumps({'status': status, 'output': raw.text(), 'memory': memory})
+
+
+_P_LOADED = _p_snapshot()
+# Taken before it had a name, the snapshot would take itself out of this module when put back.
+_P_LOADED['dicts']['__main__']['_P_LOADED'] = _P_LOADED
 `;

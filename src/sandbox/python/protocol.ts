@@ -84,6 +84,8 @@ export type ChildMessage =
   /** `answer` is the Python runner's JSON text (see Answer). */
   | { type: 'done'; answer: string; logs: string[] }
   | ({ type: 'ran' } & ProgramRan)
+  /** The runtime's own files changed since it loaded: the program did not run (program-child.ts). */
+  | { type: 'stale' }
   /** The runtime itself failed; the child exits after saying so. */
   | { type: 'fatal'; message: string; logs: string[] };
 

@@ -59,6 +59,15 @@ export type ProgramEnded =
   | { kind: 'timeout' }
   | { kind: 'failed'; message: string; logs: string[] };
 
+/** A program's run on one runtime: 'stale' when the runtime's files had changed since it loaded, and nothing ran. */
+type ProgramAttempt = ProgramEnded | { kind: 'stale' };
+
+const STALE_TWICE: ProgramEnded = {
+  kind: 'failed',
+  message: 'the Python runtime was changed before the program could run, twice',
+  logs: [],
+};
+
 /** Thrown when the runtime cannot be started at all (not built, Pyodide missing, load failure). */
 export class PythonStartError extends Error {}
 
@@ -112,6 +121,13 @@ export class PythonRuntime {
   }
 
   async #runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    const ended = await this.#runProgramOnce(program);
+    // A runtime an evaluation changed ran nothing: the program runs on a new one, which none has changed.
+    const again = ended.kind === 'stale' ? await this.#runProgramOnce(program) : ended;
+    return again.kind === 'stale' ? STALE_TWICE : again;
+  }
+
+  async #runProgramOnce(program: ProgramRun): Promise<ProgramAttempt> {
     if (!this.#child?.alive) {
       this.#child = undefined;
       this.starts++;
@@ -234,7 +250,7 @@ class LiveChild {
   }
 
   /** Runs a program: one request, one answer, no host calls; the clock runs from the request on. */
-  async runProgram(program: ProgramRun): Promise<ProgramEnded> {
+  async runProgram(program: ProgramRun): Promise<ProgramAttempt> {
     const { timeoutMs, ...request } = program;
     this.#send({ type: 'program', ...request });
     const message = await this.#next(timeoutMs);
@@ -244,6 +260,7 @@ class LiveChild {
       const { type: _ran, ...ran } = message;
       return { kind: 'ran', ran };
     }
+    if (message !== 'broken' && message.type === 'stale') return { kind: 'stale' };
     if (message !== 'broken' && message.type === 'fatal')
       return { kind: 'failed', message: message.message, logs: message.logs };
     return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
@@ -305,6 +322,8 @@ function isChildMessage(value: unknown): value is ChildMessage {
       return typeof message.message === 'string' && isLogs(message.logs);
     case 'ran':
       return isProgramRan(message);
+    case 'stale':
+      return true;
     default:
       return false;
   }
