@@ -14,7 +14,7 @@ import { Workspace } from '../../tools/workspace.js';
 
 const where = { node: 'check' };
 
-describe('execute_python_file beside code nodes', () => {
+describe('execute_python_file in the shared Python runtime', () => {
   it('shows a program nothing a code node left, and a code node nothing a program left', async () => {
     const root = await mkdtemp(join(tmpdir(), 'python-files-'));
     await writeFile(
@@ -52,5 +52,17 @@ describe('execute_python_file beside code nodes', () => {
       false,
     );
     expect(pythonRuntime().starts).toBe(starts + 1);
+  }, 120_000);
+
+  it('caps what a program writes to the memory it may use: files there are memory too', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'python-files-'));
+    await writeFile(
+      join(root, 'fill.py'),
+      'chunk = b"x" * (16 * 1024 * 1024)\nfor i in range(100):\n    open(f"/tmp/{i}", "wb").write(chunk)\n',
+    );
+    const python = new WorkspacePython(await Workspace.open(root), 10_000, 64);
+    const filled = await python.run('fill.py');
+    expect(filled.ended).toEqual({ status: 1, memory: false });
+    expect(filled.output).toMatch(/OSError: \[Errno 51\] No space left on device\n$/);
   }, 120_000);
 });

@@ -19,9 +19,33 @@ const SPECIAL = ['/dev', '/proc'];
 /** Files named as left out, at most; the others are counted. */
 const MAX_LEFT_OUT = 100;
 
+/** Emscripten's ENOSPC: Python sees OSError "No space left on device". */
+const ENOSPC = 51;
+
+/** What this file uses of Emscripten's in-memory file system. */
+interface Memfs {
+  /** The operations every file's streams share (each stream refers to this object). */
+  ops_table: { file: { stream: { write: StreamWrite } } };
+  resizeFileStorage: (node: MemfsNode, size: number) => void;
+}
+
+type StreamWrite = (
+  stream: { node: MemfsNode },
+  buffer: unknown,
+  offset: number,
+  length: number,
+  position: number,
+  canOwn?: boolean,
+) => number;
+
+interface MemfsNode {
+  usedBytes: number;
+}
+
 /** What this file uses of Emscripten's file system (Pyodide's `FS`). */
 export interface ProgramFs {
-  filesystems: { MEMFS: unknown };
+  filesystems: { MEMFS: Memfs };
+  ErrnoError: new (errno: number) => Error;
   mount(type: unknown, options: object, mountpoint: string): unknown;
   unmount(mountpoint: string): void;
   mkdirTree(path: string): void;
@@ -60,11 +84,50 @@ export function runProgram(
       fs.writeFile(full, data);
       given.set(file.path, data);
     }
-    const answer = run(request.path, request.outputBytes);
+    const unlimit = limitFileBytes(fs, request.memoryMb * 1024 * 1024);
+    let answer: string;
+    try {
+      answer = run(request.path, request.outputBytes);
+    } finally {
+      unlimit();
+    }
     return { answer, ...changes(fs, given, request), restart: runtimeFiles(fs) !== loaded };
   } finally {
     for (const folder of FRESH) fs.unmount(folder);
   }
+}
+
+/**
+ * Caps the bytes files may grow by, in all, until the returned function is called. Files in the
+ * runtime's memory are JavaScript memory, which the WebAssembly cap does not reach: without this a
+ * program writing /tmp in a loop would take the host's memory in seconds. Past the cap a write fails
+ * with ENOSPC. Every growth goes through the write of MEMFS's file streams or its resize (truncate), both looked up
+ * at each call.
+ */
+function limitFileBytes(fs: ProgramFs, bytes: number): () => void {
+  const memfs = fs.filesystems.MEMFS;
+  const streams = memfs.ops_table.file.stream;
+  const { write } = streams;
+  const { resizeFileStorage } = memfs;
+  let room = bytes;
+  const take = (node: MemfsNode, size: number) => {
+    const growth = size - node.usedBytes;
+    if (growth <= 0) return;
+    if (growth > room) throw new fs.ErrnoError(ENOSPC);
+    room -= growth;
+  };
+  streams.write = (stream, buffer, offset, length, position, canOwn) => {
+    take(stream.node, position + length);
+    return write(stream, buffer, offset, length, position, canOwn);
+  };
+  memfs.resizeFileStorage = (node, size) => {
+    take(node, size);
+    resizeFileStorage(node, size);
+  };
+  return () => {
+    streams.write = write;
+    memfs.resizeFileStorage = resizeFileStorage;
+  };
 }
 
 /**
