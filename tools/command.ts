@@ -38,6 +38,28 @@ export interface CodeRunner {
   evaluate(code: string): Promise<{ value: unknown; logs: string[] }>;
 }
 
+/** What a workspace Python program did (python-files.ts). */
+export interface PythonFileRun {
+  /** How it ended: its exit status, or why it has none (stopped at the time limit, the runtime failed). */
+  ended: { status: number; memory: boolean } | { timedOut: true } | { failed: string };
+  /** stdout and stderr as printed, a traceback included; cut in the middle when long. */
+  output: string;
+  /** The workspace files it wrote and deleted, through the jail. */
+  written: string[];
+  deleted: string[];
+  /** Its changes the jail or the caps refused, and workspace files not copied in for it, with why. */
+  refused: Array<{ path: string; reason: string }>;
+  notCopiedIn: Array<{ path: string; reason: string }>;
+}
+
+/** Python programs of the workspace run in the Python sandbox, on a copy of the workspace. */
+export interface PythonFiles {
+  /** How long a program may run, and the memory it may add to the runtime's. */
+  readonly timeoutMs: number;
+  readonly memoryMb: number;
+  run(file: string): Promise<PythonFileRun>;
+}
+
 /** The limits a command line runs under. */
 export interface ShellLimits {
   /** The command is killed after this long. */
@@ -162,6 +184,7 @@ export interface CommandResources {
   git: RepositoryCloner;
   /** Only when the user turned execute_shell on for the run. */
   shell: ShellRunner;
+  python: PythonFiles;
 }
 
 export type ResourceName = keyof CommandResources;

@@ -12,6 +12,7 @@ import { deleteFile } from './delete-file.js';
 import { doNothing } from './do-nothing.js';
 import { evaluateCode } from './evaluate-code.js';
 import { executeJavascript } from './execute-javascript.js';
+import { executePythonFile } from './execute-python-file.js';
 import { executeShell } from './execute-shell.js';
 import { generateImage } from './generate-image.js';
 import { google } from './google.js';
@@ -44,6 +45,7 @@ export const COMMANDS: readonly Command[] = [
   evaluateCode,
   improveCode,
   writeTests,
+  executePythonFile,
   generateImage,
   readAudioFromFile,
   executeJavascript,

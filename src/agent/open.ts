@@ -82,6 +82,7 @@ async function openAgent(world: AgentWorld, spec: AgentSpec, depth: number): Pro
         ...(memory && { memory: memory.open }),
         subAgents: subAgentsOf(world, depth),
         ...(world.mcp && { mcp: world.mcp }),
+        ...(world.python && { python: world.python }),
       }),
       ...(memory && { [MEMORY_NAMESPACE]: memory.host }),
       [FLOWS_NAMESPACE]: flowHost({

@@ -22,6 +22,7 @@ import type { LongTermMemory } from '../../tools/command.js';
 import type { SubAgentsLent } from '../../tools/sub-agents.js';
 import type { GoalRunStore } from './goal-run-store.js';
 import type { GoalResources } from './resources.js';
+import type { PythonRuntime } from '../sandbox/index.js';
 
 /** Steps a nested run may take unless `--goal-max-steps` says otherwise. */
 export const DEFAULT_GOAL_MAX_STEPS = 20;
@@ -51,6 +52,8 @@ export interface NestedRunOptions {
   onWarning?: (message: string) => void;
   /** The graph's long-term memory (config.memory), opened on first use: runs remember and recall in it. */
   memory?: () => Promise<LongTermMemory>;
+  /** The runtime the runs' Python programs run in; default: the process's. */
+  python?: PythonRuntime;
   /** The user's MCP servers: their tools are the runs' commands too. */
   mcp?: McpServers;
 }
@@ -148,7 +151,7 @@ function parseRequest(request: unknown): z.infer<typeof requestSchema> {
 
 async function openResources(
   workspace: string,
-  { models, events, subAgents, mcp, onWarning }: NestedRunOptions,
+  { models, events, subAgents, mcp, onWarning, python }: NestedRunOptions,
   memory: LongTermMemory | undefined,
 ): Promise<GoalResources> {
   const { openGoalResources } = await import('./resources.js');
@@ -158,6 +161,7 @@ async function openResources(
       models,
       events,
       ...(memory && { memory }),
+      ...(python && { python }),
       ...(subAgents && { subAgents }),
       ...(mcp && { mcp, onNotice: (message: string) => onWarning?.(message) }),
     });

@@ -14,11 +14,14 @@ import { commandRegistry } from '../../tools/index.js';
 import { mcpCommands } from '../../tools/mcp-commands.js';
 import { CommandRegistry } from '../../tools/registry.js';
 import { GitCloner } from '../../tools/git-clone.js';
+import { WorkspacePython } from '../../tools/python-files.js';
 import { SandboxCodeRunner } from '../../tools/sandbox-code.js';
 import { ShellSandbox, type ShellContainment } from '../../tools/shell-sandbox.js';
 import { AutogramAgents, type SubAgentsLent } from '../../tools/sub-agents.js';
 import { PolicedWeb } from '../../tools/web.js';
 import { Workspace } from '../../tools/workspace.js';
+import { sandboxCeiling } from '../sandbox/limits.js';
+import type { PythonRuntime } from '../sandbox/index.js';
 import { userConfigDir } from './consent.js';
 
 export interface ResourceOptions {
@@ -45,6 +48,8 @@ export interface ResourceOptions {
   mcp?: McpServers;
   /** Told what the run goes without: an MCP server that did not start, a tool that cannot be offered. */
   onNotice?: (message: string) => void;
+  /** The runtime execute_python_file's programs run in; default: the process's. */
+  python?: PythonRuntime;
 }
 
 /** execute_shell as the user turned it on: how its command lines are contained, and how long they may run. */
@@ -77,9 +82,12 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
       : await AutogramAgents.restore(options.agents, agentOptions));
   const code = await SandboxCodeRunner.create();
   const { chatbot } = options.models;
+  // A program is a whole task, not one evaluation: it gets the most sandboxed code may have.
+  const ceiling = sandboxCeiling();
   const resources: Partial<CommandResources> = {
     workspace,
     code,
+    python: new WorkspacePython(workspace, ceiling.timeoutMs, ceiling.memoryMb, options.python),
     ...(agents && { agents }),
     ask: async (prompt, purpose, signal) =>
       (await chatbot.complete({ messages: [{ role: 'user', content: prompt }], purpose, signal })).text,
@@ -103,6 +111,7 @@ export async function openGoalResources(options: ResourceOptions): Promise<GoalR
   const lines = [
     'File input and output in your workspace folder.',
     'JavaScript evaluation in a sandbox (no files, network or environment).',
+    'Python programs of your workspace run in a sandbox (no network; their file changes are copied back to the workspace).',
     'Public git repositories cloned into your workspace folder.',
     ...(resources.search ? [`Internet access for searches (${resources.search.provider}).`] : []),
     ...(resources.web ? [`Web pages from: ${options.allowWeb!.join(', ')}.`] : []),

@@ -29,6 +29,7 @@ import { ApiError } from './errors.js';
 import { EventLog } from './event-log.js';
 import { HttpApprover, notAwaiting, ServerStopping } from './http-approver.js';
 import { OwnedWork } from './owned-work.js';
+import { pythonRuntimeOf } from './python-runtimes.js';
 
 /** What a client asks for (POST /v1/runs). */
 export interface RunRequest {
@@ -135,12 +136,14 @@ export class GoalRuns {
       goalLoop: { ...ctx.goalLoop, workspace },
       ...(ctx.mcp && { mcp: ctx.mcp }),
       folder: workspace,
+      python: pythonRuntimeOf(owner),
     };
     const subAgents = subAgentsOf(world, 0);
     const opened = await openGoalResources({
       workspace,
       models,
       events,
+      python: world.python,
       ...(subAgents && { subAgents }),
       ...(ctx.mcp && { mcp: ctx.mcp, onNotice: (message: string) => ctx.onProblem(message) }),
     }).catch((error: unknown) => {

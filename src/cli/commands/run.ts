@@ -42,6 +42,8 @@ Examples:
   $ meta-agent run --goal "run the tests in repo/ and fix what fails" --allow-shell
   # … or let them run unasked, stopped after 20 s each
   $ meta-agent run --goal "build the site" --allow-shell --allow execute_shell --shell-timeout 20 --yes
+  # Python files of the workspace, run unasked in the Python sandbox for up to 60 s each
+  $ META_AGENT_SANDBOX_TIMEOUT_MS=60000 meta-agent run --goal "compute stats.csv from data.csv with a Python script" --allow execute_python_file --yes
   # with the tools of your MCP servers; the git server's tools run unasked
   $ meta-agent run --goal "summarize the last 5 commits into log.md" --mcp-config mcp.json --allow 'mcp__git__*'
   # continue a run that was stopped (Ctrl+C, a budget, kill -9)
@@ -52,8 +54,9 @@ Examples:
 
 Approving: y runs the command, n stops the run, y -N runs this and the next N-1 without asking,
 a always allows this command in this workspace, and anything else is sent to the model as feedback.
-Deleting a file and running a shell command are always asked for unless allowed (--allow delete_file,
---allow execute_shell, or a); --yes, --continuous and y -N do not cover them. Ctrl+C once stops the
+Deleting a file and running a shell command or a Python file are always asked for unless allowed
+(--allow delete_file, --allow execute_shell, --allow execute_python_file, or a); --yes, --continuous
+and y -N do not cover them. Ctrl+C once stops the
 countdown and asks before the next command; twice saves the run and exits (130). Without a terminal
 nothing runs unless --yes, --continuous N or --allow says so.
 
@@ -86,6 +89,14 @@ need), no network, a scrubbed environment (PATH, HOME, LANG, TMPDIR only: no key
 (--shell-timeout), and the first and last 1,500 bytes of its output and of its errors. Without a
 working bubblewrap the run refuses to start, unless --allow-unsandboxed-shell says to run commands
 unconfined (same environment, folder and limits; nothing else is kept from them).
+
+Python: execute_python_file runs a workspace .py file as \`python FILE\` (CPython in WebAssembly,
+standard library only) on a copy of the workspace at /workspace, its current folder: no network, no
+other files, no input. The files it makes, changes or deletes there are written back through the
+workspace's checks when it ends (1,000 files and 16 MiB each way); /tmp and paths outside are its own
+copy. It is stopped after META_AGENT_SANDBOX_TIMEOUT_MS (default 10 s) with nothing written back, its
+memory capped at META_AGENT_SANDBOX_MEMORY_MB (256); it answers the exit status, the traceback of an
+uncaught exception and the first and last 3,000 bytes of its output.
 
 Files: commands see only the workspace folder (default ./workspace); paths outside it, symlinks out of
 it and look-alike characters are refused. The run is saved to WORKSPACE/.meta-agent/runs/ after every
@@ -133,7 +144,7 @@ export function register(program: Command): void {
     )
     .option(
       '-y, --yes',
-      'run every command without asking (deleting and execute_shell still need --allow delete_file, execute_shell)',
+      'run every command without asking (deleting, execute_shell and execute_python_file still need --allow)',
     )
     .option('--continuous <n>', 'run N commands without asking, then ask again', positiveInteger)
     .option('--allow <commands>', 'commands that run without asking, comma-separated', list)

@@ -16,7 +16,9 @@
 import { constants as fsConstants, readSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { loadPyodide as LoadPyodide, PyodideAPI } from 'pyodide';
-import type { ChildMessage, ParentMessage } from './protocol.js';
+import { runProgram, runtimeFiles, type ProgramFs } from './program-child.js';
+import { PROGRAM_RUNNER_SOURCE } from './program-runner-source.js';
+import type { ChildMessage, ParentMessage, ProgramRequest } from './protocol.js';
 import { RUNNER_SOURCE } from './runner-source.js';
 
 const [pyodideUrl] = process.argv.slice(2);
@@ -122,14 +124,24 @@ pyodide.setStderr({ batched: (line) => log(line) });
 pyodide.globals.set('_meta_agent_host_call', hostCall);
 pyodide.runPython(RUNNER_SOURCE);
 const run = pyodide.globals.get('_meta_agent_run') as (...args: unknown[]) => string;
+pyodide.runPython(PROGRAM_RUNNER_SOURCE);
+const runPythonProgram = pyodide.globals.get('_meta_agent_run_program') as (
+  path: string,
+  outputBytes: number,
+) => string;
 const heap = () => (pyodide as unknown as { _module: { HEAP8: Int8Array } })._module.HEAP8.buffer.byteLength;
 const baseline = heap();
 stripHostGlobals();
+const loadedFiles = runtimeFiles(pyodide.FS as unknown as ProgramFs);
 send({ type: 'ready', baselineBytes: baseline });
 
 for (;;) {
   const request = input.next<ParentMessage>();
   if (request === undefined) exit(0);
+  if (request.type === 'program') {
+    serveProgram(request);
+    continue;
+  }
   if (request.type !== 'evaluate') continue;
   memoryCap = baseline + request.memoryMb * 1024 * 1024;
   logs = [];
@@ -142,6 +154,20 @@ for (;;) {
     exit(1);
   }
   send({ type: 'done', answer, logs });
+}
+
+/** Runs a workspace program (program-child.ts) and answers what it did. */
+function serveProgram(request: ProgramRequest): void {
+  memoryCap = baseline + request.memoryMb * 1024 * 1024;
+  logs = [];
+  let ran: ReturnType<typeof runProgram>;
+  try {
+    ran = runProgram(pyodide.FS as unknown as ProgramFs, request, runPythonProgram, loadedFiles);
+  } catch (error) {
+    send({ type: 'fatal', message: error instanceof Error ? error.message : String(error), logs });
+    exit(1);
+  }
+  send(ran === 'stale' ? { type: 'stale' } : { type: 'ran', ...ran, logs });
 }
 
 /**

@@ -20,7 +20,63 @@ export type ParentMessage =
       memoryMb: number;
     }
   | { type: 'host-result'; ok: true; value: string }
-  | { type: 'host-result'; ok: false; error: string };
+  | { type: 'host-result'; ok: false; error: string }
+  | ({ type: 'program' } & ProgramRequest);
+
+/**
+ * A workspace program to run as `python PATH` in /workspace, a folder of the runtime's memory that holds
+ * `files` only for this run (run-program.ts).
+ */
+export interface ProgramRequest {
+  /** The program's path relative to /workspace. */
+  path: string;
+  files: ProgramFile[];
+  memoryMb: number;
+  /** Bytes of output kept: the first and the last half of what the program printed. */
+  outputBytes: number;
+  /** The most files, and bytes in all, the answer brings back; the others are left out, named. */
+  maxFilesOut: number;
+  maxBytesOut: number;
+}
+
+/** A file of /workspace, its bytes in base64. */
+export interface ProgramFile {
+  path: string;
+  data: string;
+}
+
+/** A file the program made or changed that does not come back, and why. */
+export interface LeftOut {
+  path: string;
+  reason: string;
+}
+
+/** How a program ran, and what it left in /workspace that differs from what it was given. */
+export interface ProgramRan {
+  /** The Python runner's JSON text (see ProgramAnswer). */
+  answer: string;
+  /** Files made or changed. */
+  files: ProgramFile[];
+  /** Files given that are gone. */
+  deleted: string[];
+  /** The first of them (program-child.ts says how many), and how many more there were. */
+  leftOut: LeftOut[];
+  moreLeftOut: number;
+  /** The program changed the runtime's own files: the parent starts a new runtime for what comes next. */
+  restart: boolean;
+  /** What reached the runtime's own stdout and stderr (os.write), beside Python's sys.stdout. */
+  logs: string[];
+}
+
+/** What `_meta_agent_run_program` answers (program-runner-source.ts). */
+export interface ProgramAnswer {
+  /** The exit status `python PATH` would have. */
+  status: number;
+  /** stdout and stderr as printed, interleaved, cut in the middle to outputBytes. */
+  output: string;
+  /** True when the program ended with a MemoryError. */
+  memory: boolean;
+}
 
 /** Child to parent. */
 export type ChildMessage =
@@ -29,6 +85,9 @@ export type ChildMessage =
   | { type: 'host'; namespace: string; fn: string; args: string }
   /** `answer` is the Python runner's JSON text (see Answer). */
   | { type: 'done'; answer: string; logs: string[] }
+  | ({ type: 'ran' } & ProgramRan)
+  /** The runtime's own files changed since it loaded: the program did not run (program-child.ts). */
+  | { type: 'stale' }
   /** The runtime itself failed; the child exits after saying so. */
   | { type: 'fatal'; message: string; logs: string[] };
 

@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../package-root.js';
 import type { HostReply } from '../guest.js';
-import type { Answer, ChildMessage, ParentMessage } from './protocol.js';
+import type { Answer, ChildMessage, ParentMessage, ProgramRan, ProgramRequest } from './protocol.js';
 
 /** Time the runtime may take to load, whatever the evaluations' limit: Pyodide takes seconds. */
 const START_TIMEOUT_MS = 120_000;
@@ -61,6 +61,26 @@ export type Ended =
   /** The runtime died or broke the protocol: `message` says how. */
   | { kind: 'failed'; message: string; logs: string[] };
 
+/** A workspace program, as the runtime runs it (run-program.ts). */
+export interface ProgramRun extends ProgramRequest {
+  timeoutMs: number;
+}
+
+/** How a program's run ended: the child's answer, unchecked, or why there is none. */
+export type ProgramEnded =
+  | { kind: 'ran'; ran: ProgramRan }
+  | { kind: 'timeout' }
+  | { kind: 'failed'; message: string; logs: string[] };
+
+/** A program's run on one runtime: 'stale' when the runtime's files had changed since it loaded, and nothing ran. */
+type ProgramAttempt = ProgramEnded | { kind: 'stale' };
+
+const STALE_TWICE: ProgramEnded = {
+  kind: 'failed',
+  message: 'the Python runtime was changed before the program could run, twice',
+  logs: [],
+};
+
 /** Thrown when the runtime cannot be started at all (not built, Pyodide missing, load failure). */
 export class PythonStartError extends Error {}
 
@@ -86,6 +106,13 @@ export class PythonRuntime {
     return result;
   }
 
+  /** Runs a workspace program, after the evaluations queued before it. */
+  runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    const result = this.#queue.then(() => this.#runProgram(program));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
   /** Stops the runtime; the next evaluation starts (and loads) a new one. */
   stop(): void {
     const child = this.#child;
@@ -97,15 +124,7 @@ export class PythonRuntime {
   }
 
   async #evaluate(evaluation: Evaluation): Promise<Ended> {
-    // A runtime loading in the background keeps nothing alive; waiting for it must.
-    const hold = setInterval(() => undefined, 60_000);
-    let child: LiveChild;
-    try {
-      child = await this.#started();
-      if (!child.alive) child = await this.#restart();
-    } finally {
-      clearInterval(hold);
-    }
+    const child = await this.#live();
     const ended = await child.evaluate(evaluation);
     if (ended.kind !== 'answered') {
       child.kill();
@@ -115,8 +134,33 @@ export class PythonRuntime {
     return ended;
   }
 
-  #started(): Promise<LiveChild> {
-    return this.#child ?? this.#restart();
+  async #runProgram(program: ProgramRun): Promise<ProgramEnded> {
+    const ended = await this.#runProgramOnce(program);
+    // A runtime an evaluation changed ran nothing: the program runs on a new one, which none has changed.
+    const again = ended.kind === 'stale' ? await this.#runProgramOnce(program) : ended;
+    return again.kind === 'stale' ? STALE_TWICE : again;
+  }
+
+  async #runProgramOnce(program: ProgramRun): Promise<ProgramAttempt> {
+    const child = await this.#live();
+    const ended = await child.runProgram(program);
+    if (ended.kind !== 'ran' || ended.ran.restart) {
+      child.kill();
+      this.#restart().catch(() => undefined);
+    }
+    return ended;
+  }
+
+  /** The running child, started (or restarted) when there is none. */
+  async #live(): Promise<LiveChild> {
+    // A runtime loading in the background keeps nothing alive; waiting for it must.
+    const hold = setInterval(() => undefined, 60_000);
+    try {
+      const child = await (this.#child ?? this.#restart());
+      return child.alive ? child : await this.#restart();
+    } finally {
+      clearInterval(hold);
+    }
   }
 
   #restart(): Promise<LiveChild> {
@@ -215,8 +259,17 @@ class LiveChild {
 
   /** Runs one evaluation, killing the child if its resident memory passes its bound meanwhile. */
   async evaluate(evaluation: Evaluation): Promise<Ended> {
-    if (this.#loadedBytes === undefined) return this.#serve(evaluation);
-    const bound = this.#loadedBytes + (evaluation.memoryMb + CHILD_HEAP_MB) * 1024 * 1024;
+    const ended = await this.#watchingMemory(evaluation.memoryMb, () => this.#serve(evaluation));
+    return ended === 'memory' ? { kind: 'memory', logs: [] } : ended;
+  }
+
+  /**
+   * `work`, or 'memory' when the child's resident memory passed what it loaded with, `memoryMb` and its
+   * JavaScript heap meanwhile (the child is then killed). Unwatched where /proc does not tell.
+   */
+  async #watchingMemory<T>(memoryMb: number, work: () => Promise<T>): Promise<T | 'memory'> {
+    if (this.#loadedBytes === undefined) return work();
+    const bound = this.#loadedBytes + (memoryMb + CHILD_HEAP_MB) * 1024 * 1024;
     let over = false;
     const watch = setInterval(() => {
       if ((residentBytes(this.#process.pid) ?? 0) <= bound) return;
@@ -224,8 +277,8 @@ class LiveChild {
       this.kill();
     }, RESIDENT_CHECK_MS);
     try {
-      const ended = await this.#serve(evaluation);
-      return over ? { kind: 'memory', logs: [] } : ended;
+      const result = await work();
+      return over ? 'memory' : result;
     } finally {
       clearInterval(watch);
     }
@@ -262,6 +315,33 @@ class LiveChild {
           return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
       }
     }
+  }
+
+  /**
+   * Runs a program: one request, one answer, no host calls; the clock runs from the request on, and
+   * its memory is watched as an evaluation's is.
+   */
+  async runProgram(program: ProgramRun): Promise<ProgramAttempt> {
+    const ended = await this.#watchingMemory(program.memoryMb, () => this.#runProgram(program));
+    return ended === 'memory'
+      ? { kind: 'failed', message: `the program used more than ${program.memoryMb} MB of memory`, logs: [] }
+      : ended;
+  }
+
+  async #runProgram(program: ProgramRun): Promise<ProgramAttempt> {
+    const { timeoutMs, ...request } = program;
+    this.#send({ type: 'program', ...request });
+    const message = await this.#next(timeoutMs);
+    if (message === 'timeout') return { kind: 'timeout' };
+    if (message === undefined) return { kind: 'failed', message: 'the Python runtime stopped', logs: [] };
+    if (message !== 'broken' && message.type === 'ran') {
+      const { type: _ran, ...ran } = message;
+      return { kind: 'ran', ran };
+    }
+    if (message !== 'broken' && message.type === 'stale') return { kind: 'stale' };
+    if (message !== 'broken' && message.type === 'fatal')
+      return { kind: 'failed', message: message.message, logs: message.logs };
+    return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
   }
 
   #send(message: ParentMessage): void {
@@ -318,9 +398,38 @@ function isChildMessage(value: unknown): value is ChildMessage {
       return typeof message.answer === 'string' && isLogs(message.logs);
     case 'fatal':
       return typeof message.message === 'string' && isLogs(message.logs);
+    case 'ran':
+      return isProgramRan(message);
+    case 'stale':
+      return true;
     default:
       return false;
   }
+}
+
+function isProgramRan(message: Record<string, unknown>): boolean {
+  const isFile = (file: unknown) =>
+    typeof file === 'object' &&
+    file !== null &&
+    typeof (file as Record<string, unknown>).path === 'string' &&
+    typeof (file as Record<string, unknown>).data === 'string';
+  const isLeftOut = (file: unknown) =>
+    typeof file === 'object' &&
+    file !== null &&
+    typeof (file as Record<string, unknown>).path === 'string' &&
+    typeof (file as Record<string, unknown>).reason === 'string';
+  return (
+    typeof message.answer === 'string' &&
+    Array.isArray(message.files) &&
+    message.files.every(isFile) &&
+    Array.isArray(message.deleted) &&
+    message.deleted.every((path) => typeof path === 'string') &&
+    Array.isArray(message.leftOut) &&
+    message.leftOut.every(isLeftOut) &&
+    typeof message.moreLeftOut === 'number' &&
+    typeof message.restart === 'boolean' &&
+    isLogs(message.logs)
+  );
 }
 
 function isLogs(value: unknown): value is string[] {
