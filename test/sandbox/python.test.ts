@@ -116,7 +116,7 @@ describe('Python code nodes', () => {
     expect(error.kind).toBe('uncopyable');
     expect(error.message).toBe('node "calc": variable "seen" holds a set, which JSON cannot hold');
     expect(error.hint).toMatch(/list\(a_set\)/);
-    const passedIn = await failure(python.runCode('x = 1', { big: 10n }, where));
+    const passedIn = await failure(python.runCode('x = big', { big: 10n, other: 10n }, where));
     expect(passedIn.message).toMatch(/variable "big" holds a value JSON cannot hold/);
   });
 

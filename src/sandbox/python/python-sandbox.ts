@@ -103,7 +103,7 @@ export class PythonSandbox {
       ended = await this.#runtime.evaluate({
         mode,
         code,
-        scope: scopeText(scope, node),
+        scope: scopeText(scope, mentionedNames(code), node),
         namespaces,
         timeoutMs: this.limits.timeoutMs,
         memoryMb: this.limits.memoryMb,
@@ -149,10 +149,33 @@ export class PythonSandbox {
   }
 }
 
-/** The variables as a JSON object's text; one JSON cannot hold is an error naming it. */
-function scopeText(scope: Record<string, unknown>, node: string): string {
+/** Names the code may read a variable by dynamically: it then gets every variable. */
+const DYNAMIC_NAMES = /\b(?:globals|locals|vars|dir|eval|exec|__dict__|__builtins__)\b/;
+const IDENTIFIER = /[\p{L}_][\p{L}\p{N}_]*/gu;
+/** Texts whose names are remembered: nodes and conditions repeat. */
+const TEXTS_KEPT = 256;
+const namesOfText = new Map<string, ReadonlySet<string> | 'all'>();
+
+/**
+ * The names `code` spells (in strings too: a superset), or 'all' when it may find variables by name at
+ * run time. Only those variables cross: a scope of a thousand costs what the code reads of it.
+ */
+function mentionedNames(code: string): ReadonlySet<string> | 'all' {
+  let names = namesOfText.get(code);
+  if (names === undefined) {
+    names = DYNAMIC_NAMES.test(code) ? 'all' : new Set(code.match(IDENTIFIER));
+    namesOfText.set(code, names);
+    if (namesOfText.size > TEXTS_KEPT) namesOfText.delete(namesOfText.keys().next().value!);
+  }
+  return names;
+}
+
+/** The variables `names` picks, as a JSON object's text; one JSON cannot hold is an error naming it. */
+function scopeText(scope: Record<string, unknown>, names: ReadonlySet<string> | 'all', node: string): string {
   const parts: string[] = [];
-  for (const name of Object.keys(scope)) {
+  for (const name of names === 'all'
+    ? Object.keys(scope)
+    : [...names].filter((n) => Object.hasOwn(scope, n))) {
     let text: string | undefined;
     try {
       text = scope[name] === undefined ? 'null' : (JSON.stringify(scope[name]) as string | undefined);
