@@ -47,6 +47,8 @@ const TASKS: Array<{
   files?: Record<string, string>;
   steps: ReplayStep[];
   expect: Record<string, string>;
+  /** Flags of this task's run. */
+  flags?: string[];
 }> = [
   {
     name: 'write a file with given content',
@@ -100,6 +102,9 @@ const TASKS: Array<{
   {
     name: 'remember a fact from step 3 at step 20',
     goal: 'Remember the id in the instructions and write it to result.txt at the end',
+    // A window all 20 steps fit in (8,192 tokens, the default, holds some 19 of them beside the
+    // commands offered as tools): what recalls a step that no longer fits is memory's test, not this.
+    flags: ['--context-tokens', '16384'],
     files: { 'instructions.txt': 'The id to remember is 2314. Do not write it down until the end.' },
     steps: [
       { name: 'search_files', args: { directory: '.' } },
@@ -124,7 +129,7 @@ describe.each<AnswerShape>(['json', 'tools'])('meta-agent run, answers as %s', (
     server = await startReplayServer(task.steps, shape);
     const root = await workspace(task.files);
     const result = await run(
-      ['--goal', task.goal, '--yes', '--answers', shape === 'tools' ? 'auto' : 'json'],
+      ['--goal', task.goal, '--yes', '--answers', shape === 'tools' ? 'auto' : 'json', ...(task.flags ?? [])],
       root,
     );
     expect(result.stderr).not.toMatch(/error/i);

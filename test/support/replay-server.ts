@@ -37,9 +37,24 @@ export function startReplayServer(
   });
 }
 
-/** Steps already in the prompt's history: one assistant message each. */
+/**
+ * Steps already taken: one assistant message each in the prompt's history, plus those the history
+ * left out to fit the context (memory/short-term.ts says how many: "12 earlier steps are not shown; the
+ * 3 after, in short:").
+ */
 export function stepsTaken(body: ChatRequestBody): number {
-  return body.messages.filter((message) => message.role === 'assistant').length;
+  const shown = body.messages.filter((message) => message.role === 'assistant').length;
+  const count = (text: string | undefined) => (text === undefined ? 0 : Number(text.replaceAll(',', '')));
+  for (const { content } of body.messages) {
+    if (typeof content !== 'string') continue;
+    const dropped = /^([\d,]+) earlier steps? (?:is|are) not shown(?:; the ([\d,]+) after, in short:)?/.exec(
+      content,
+    );
+    if (dropped) return shown + count(dropped[1]) + count(dropped[2]);
+    const digested = /^The ([\d,]+) earlier steps?, in short:/.exec(content);
+    if (digested) return shown + count(digested[1]);
+  }
+  return shown;
 }
 
 export function promptText(body: ChatRequestBody): string {
