@@ -21,7 +21,7 @@ import { pushFrame, variablesInScope } from './frames.js';
 import { endWithRequired } from './reply-text.js';
 import type { ConversationState, Turn } from './state.js';
 import { topFrame } from './state.js';
-import { embedInCode, mentionsVariable, renderText, stringifyValue, type Rendered } from './template.js';
+import { embedInCode, mentionsVariable, renderText, valueTextFor, type Rendered } from './template.js';
 import { findCallable } from './transitions.js';
 
 /** What a handler may use. Effects go through these functions so the loop can record and emit them. */
@@ -109,10 +109,8 @@ const CONVERSIONS = {
 
 /** The node's instruction (without its assignment) with `$var`s and conditional text embedded. */
 function instructionOf(ctx: ActionContext): Rendered {
-  return renderText(ctx.node.body, variablesInScope(ctx.state), {
-    node: ctx.node.name,
-    field: 'instruction',
-  });
+  const where = { node: ctx.node.name, field: 'instruction' };
+  return renderText(ctx.node.body, variablesInScope(ctx.state), where, valueTextFor(ctx.graph.config));
 }
 
 /**
@@ -128,8 +126,9 @@ async function proseOf(ctx: ActionContext): Promise<Rendered> {
 /** The instruction as AIPL source: `$var`s embedded, escaped. */
 function aiplSourceOf(ctx: ActionContext): Rendered {
   const where = { node: ctx.node.name, field: 'instruction' };
+  const valueText = valueTextFor(ctx.graph.config);
   return renderText(ctx.node.body, variablesInScope(ctx.state), where, (value) =>
-    escapeAipl(stringifyValue(value)),
+    escapeAipl(valueText(value)),
   );
 }
 
@@ -235,10 +234,10 @@ function callOf(ctx: ActionContext): FunctionCall {
     if (!node.call) throw fail(node.instruction);
     return node.call;
   }
-  const text = renderText(node.body, variablesInScope(ctx.state), {
-    node: node.name,
-    field: 'instruction',
-  }).text;
+  // The arguments are code: a value is pasted in as the node's language writes it.
+  const where = { node: node.name, field: 'instruction' };
+  const valueText = valueTextFor(ctx.graph.config, node);
+  const text = renderText(node.body, variablesInScope(ctx.state), where, valueText).text;
   const parsed = parseFunctionCall(text);
   if (!parsed) throw fail(text);
   return parsed;
@@ -329,10 +328,11 @@ export const ACTION_HANDLERS: Record<Action, ActionHandler> = {
   // The instruction is JavaScript as written: `x = …` is a JavaScript assignment, so x receives the
   // value, and statements after it run too. The output is the completion value of the code. `$var`s are
   // embedded as text first, as AutoGRAMS does in a python_function.
-  code: async (ctx) => ({
-    output: await ctx.runCode(embedInCode(ctx.node.instruction, variablesInScope(ctx.state))),
-    keepsVariable: true,
-  }),
+  code: async (ctx) => {
+    const valueText = valueTextFor(ctx.graph.config, ctx.node);
+    const code = embedInCode(ctx.node.instruction, variablesInScope(ctx.state), valueText);
+    return { output: await ctx.runCode(code), keepsVariable: true };
+  },
   function: (ctx) => call(ctx, 'function'),
   local_function: (ctx) => call(ctx, 'local_function'),
   global_function: (ctx) => call(ctx, 'global_function'),

@@ -9,6 +9,8 @@
  * known and nothing before. `\?{` and `\}` are a literal `?{` and `}`.
  */
 import { UserError } from '../errors.js';
+import { codeLanguage, type CodeLanguage } from '../graph/language.js';
+import { pythonStr } from './python-str.js';
 
 const REFERENCE = /\\\$|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 /** An unescaped `?{`, or the unescaped `}` that closes it. */
@@ -22,6 +24,21 @@ export function stringifyValue(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
     return String(value);
   return JSON.stringify(value) ?? String(value);
+}
+
+/** How a variable's value becomes text where `$var` embeds it. */
+export type ValueText = (value: unknown) => string;
+
+/**
+ * How `$var` shows a value in a graph's text, or, given a node, in its code and call arguments: in the
+ * language of either (src/graph/language.ts), as Python's str() in Python, as AutoGRAMS pastes
+ * `str(value)` (`[1, 'x']`, `True`), else as stringifyValue (`[1,"x"]`, `true`).
+ */
+export function valueTextFor(
+  config: { language?: CodeLanguage | undefined },
+  node?: { language?: CodeLanguage | undefined },
+): ValueText {
+  return codeLanguage(config, node) === 'python' ? pythonStr : stringifyValue;
 }
 
 /** Where a text comes from, for the message when it names a variable that is not in scope. */
@@ -44,8 +61,8 @@ export function renderText(
   text: string,
   variables: Record<string, unknown>,
   where: TemplateSite,
-  /** How a value becomes text; the default is stringifyValue (AIPL graphs escape it too). */
-  valueText: (value: unknown) => string = stringifyValue,
+  /** How a value becomes text: valueTextFor the graph (AIPL graphs escape it too). */
+  valueText: ValueText = stringifyValue,
 ): Rendered {
   let out = '';
   let shownConditional = false;
@@ -73,19 +90,24 @@ export function renderTemplate(
   text: string,
   variables: Record<string, unknown>,
   where: TemplateSite,
+  valueText: ValueText = stringifyValue,
 ): string {
-  return renderText(text, variables, where).text;
+  return renderText(text, variables, where, valueText).text;
 }
 
 /**
- * Embeds variables into a code node's JavaScript, as AutoGRAMS pastes them into a `python_function`'s
+ * Embeds variables into a code node's code, as AutoGRAMS pastes them into a `python_function`'s
  * Python: `s2 = '$s1' + 'x'` becomes `s2 = 'hello' + 'x'`. Only names in scope are replaced, because `$`
  * also starts ordinary JavaScript identifiers; `\$` is left as written (in a string it already means `$`).
  */
-export function embedInCode(code: string, variables: Record<string, unknown>): string {
+export function embedInCode(
+  code: string,
+  variables: Record<string, unknown>,
+  valueText: ValueText = stringifyValue,
+): string {
   if (!code.includes('$')) return code;
   return code.replace(REFERENCE, (match, name: string | undefined) =>
-    name !== undefined && Object.hasOwn(variables, name) ? stringifyValue(variables[name]) : match,
+    name !== undefined && Object.hasOwn(variables, name) ? valueText(variables[name]) : match,
   );
 }
 
@@ -98,7 +120,7 @@ function embed(
   text: string,
   variables: Record<string, unknown>,
   where: TemplateSite,
-  valueText: (value: unknown) => string,
+  valueText: ValueText,
 ): string {
   // The escapes of conditional text are the template's own: a value is embedded as it is.
   return text.replace(/\\(\?\{|\})/g, '$1').replace(REFERENCE, (_match, name: string | undefined) => {

@@ -13,7 +13,7 @@ import type { GraphView } from '../graph/view.js';
 import { variablesInScope } from './frames.js';
 import { classifierHistory } from './prompt.js';
 import type { ConversationState } from './state.js';
-import { renderTemplate } from './template.js';
+import { renderTemplate, valueTextFor } from './template.js';
 
 /** A multiple-choice question for the classifier, with the conversation it is about. */
 export interface ChoiceQuestion {
@@ -86,8 +86,9 @@ export function planTransition(
   if (targets.length === 1) return { kind: 'fixed', index: 0 };
 
   const variables = variablesInScope(state);
+  const valueText = valueTextFor(graph.config);
   const render = (text: string, field: string): string =>
-    renderTemplate(text, variables, { node: node.name, field });
+    renderTemplate(text, variables, { node: node.name, field }, valueText);
   const question = render(
     node.transitionQuestion?.trim() || 'Which of the following should happen next?',
     'transition question',
@@ -223,7 +224,10 @@ export function resolveTarget(
 ): Resolution {
   let text = target.trim();
   if (text.includes('$')) {
-    text = renderTemplate(text, variablesInScope(state), { node: from.name, field: 'transition' }).trim();
+    // A `return EXPR` is code of the node's language; a node name reads the same in either.
+    const where = { node: from.name, field: 'transition' };
+    const valueText = valueTextFor(graph.config, from);
+    text = renderTemplate(text, variablesInScope(state), where, valueText).trim();
   }
   return resolveParsed(graph, state, from, target, parseTransition(text), text);
 }

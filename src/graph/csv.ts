@@ -3,13 +3,15 @@
  * commas, semicolons or tabs, as the header row shows. Headers are matched case-insensitively with
  * spaces or underscores. Every column the reference reads is read here; the four
  * it stores and never reads are ignored quietly; any other column is reported, never dropped without a
- * word. A spreadsheet carries no config, so it runs under AutoGRAMS' defaults (`autogramsConfig`).
- * Export guards against formulas (see `neutralizeCell`), and import undoes exactly what export did.
+ * word. A spreadsheet carries no config, so it runs under AutoGRAMS' defaults (`autogramsConfig`), its
+ * code in Python as in AutoGRAMS. Export guards against formulas (see `neutralizeCell`), and import undoes
+ * exactly what export did.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { InvalidFileError } from '../errors.js';
+import { codeLanguage, hasCode } from './language.js';
 import { splitTopLevel } from './parse.js';
 import { summarizeIssues } from './schema-issues.js';
 import {
@@ -21,6 +23,7 @@ import {
   type NodeSpec,
   type NodeSpecInput,
 } from './schema.js';
+import { compileGraph } from './view.js';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
@@ -82,10 +85,12 @@ const USER_INSTRUCTION = /^user_instruction_transition_([a-z])$/;
  * The config a spreadsheet runs under: AutoGRAMS' `AutogramConfig()` defaults
  * (autograms/autogram_config.py) where they differ from a native graph's: the default prompts, a
  * classifier that sees the last exchange only (`default_transition_context=1`), and the chatbot's
- * sampling (`CHATBOT_GENERATION_ARGS` temperature 0.7; max_tokens 512 from models/openai_chatbot.py).
+ * sampling (`CHATBOT_GENERATION_ARGS` temperature 0.7; max_tokens 512 from models/openai_chatbot.py);
+ * and Python, the language of its code, conditions and call arguments (autograms/nodes/python_nodes.py).
  */
 export function autogramsConfig(): GraphConfig {
   return graphConfigSchema.parse({
+    language: 'python',
     prompt: 'You are an agent.',
     userPrompt: 'You are a user.',
     transitionContext: 1,
@@ -331,7 +336,10 @@ export interface CsvWriteOptions {
 
 /**
  * Writes a graph as an AutoGRAMS spreadsheet; warns about what a spreadsheet cannot hold: a config other
- * than the AutoGRAMS defaults a spreadsheet is read back with, and the graph's description.
+ * than the AutoGRAMS defaults a spreadsheet is read back with, the graph's description, and code in
+ * JavaScript. A Python code node is written as AutoGRAMS' `python_function`. A JavaScript one keeps our
+ * action `code`, which AutoGRAMS refuses rather than run as Python; meta-agent reads a spreadsheet's
+ * code back as Python, so the warning names the nodes to port (or to keep in .autogram.json).
  */
 export function graphToCsv(
   file: GraphFile,
@@ -342,7 +350,7 @@ export function graphToCsv(
   const userCount = Math.max(0, ...file.nodes.map((n) => n.userInstructions.length));
   const columns: { header: string; value: (node: NodeSpec) => string }[] = [
     { header: 'Name', value: (n) => n.name },
-    { header: 'Action', value: (n) => n.action },
+    { header: 'Action', value: (n) => actionCell(file, n) },
     { header: 'Instruction', value: (n) => n.instruction },
     { header: 'Transitions', value: (n) => n.transitions.join(',') },
   ];
@@ -367,11 +375,34 @@ export function graphToCsv(
     ...file.nodes.map((n) => columns.map((c) => cell(c.value(n)))),
   ]);
   const warnings: string[] = [];
-  if (!isDeepStrictEqual(file.config, autogramsConfig()) || file.description)
+  // The language is told below, where it matters: a graph without code reads back the same in either.
+  if (!isDeepStrictEqual({ ...file.config, language: 'python' }, autogramsConfig()) || file.description)
     warnings.push(
       "a CSV file holds nodes only: the graph config (agent name, prompts, start node, models, classifier context) and description are not saved, and a spreadsheet is read back with AutoGRAMS' defaults; use .autogram.json to keep them",
     );
+  const javascript = compileGraph(file).nodes.filter(
+    (n) => codeLanguage(file.config, n) === 'javascript' && hasCode(n),
+  );
+  if (javascript.length > 0)
+    warnings.push(
+      `a CSV file is read back as Python, AutoGRAMS' language, but the code, conditions or call arguments of ${namesOf(javascript)} are JavaScript: they are written as they are; port them to Python, or use .autogram.json to keep them JavaScript`,
+    );
   return { text, warnings };
+}
+
+/** The Action cell: AutoGRAMS' `python_function` for Python code, our action name for the rest. */
+function actionCell(file: GraphFile, node: NodeSpec): string {
+  return node.action === 'code' && codeLanguage(file.config, node) === 'python'
+    ? 'python_function'
+    : node.action;
+}
+
+/** `node "a"`, or `nodes "a", "b", "c" and 4 more`. */
+function namesOf(nodes: readonly NodeSpec[]): string {
+  const SHOWN = 3;
+  const names = nodes.slice(0, SHOWN).map((n) => `"${n.name}"`);
+  const more = nodes.length > SHOWN ? ` and ${nodes.length - SHOWN} more` : '';
+  return `${nodes.length === 1 ? 'node' : 'nodes'} ${names.join(', ')}${more}`;
 }
 
 function letter(i: number): string {

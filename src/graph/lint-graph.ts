@@ -29,7 +29,7 @@ export function graphFindings(file: GraphFile, templates?: GraphCheck): Finding[
     ...visitFindings(ctx),
     ...functionFindings(ctx),
     ...nodes.flatMap((node) => settingFindings(node, ctx)),
-    ...nodes.flatMap(syntaxFindings),
+    ...nodes.flatMap((node) => syntaxFindings(node, ctx)),
     ...(templates ? templates(ctx) : []),
     ...reachabilityFindings(ctx),
     ...endingFindings(ctx),

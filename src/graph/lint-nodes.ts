@@ -1,8 +1,10 @@
 /**
  * Lint checks of what nodes declare: unique, valid names; functions defined once and called with their
- * arguments; settings that name real nodes and that the node's action reads; JavaScript that parses.
+ * arguments; settings that name real nodes and that the node's action reads; JavaScript that parses
+ * (code in Python is checked when it runs).
  */
 import { codeSyntaxProblems } from './code-syntax.js';
+import { codeLanguage } from './language.js';
 import type { Finding, LintContext } from './lint.js';
 import { closestName, nodeNameProblem } from './names.js';
 import { isCallAction, type CompiledNode } from './parse.js';
@@ -114,8 +116,12 @@ export function settingFindings(node: CompiledNode, ctx: LintContext): Finding[]
   return findings;
 }
 
-/** JavaScript that cannot run because it does not parse. */
-export function syntaxFindings(node: CompiledNode): Finding[] {
+/**
+ * JavaScript that cannot run because it does not parse. Python is checked when it runs: parsing it here
+ * would load the Python runtime for every graph that is linted.
+ */
+export function syntaxFindings(node: CompiledNode, ctx: LintContext): Finding[] {
+  if (codeLanguage(ctx.file.config, node) !== 'javascript') return [];
   return codeSyntaxProblems(node).map(({ field, message }) => ({
     severity: 'error',
     node: node.name,

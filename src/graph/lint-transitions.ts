@@ -135,7 +135,7 @@ function groupFindings(ctx: LintContext, prefix: string, group: readonly string[
             severity: 'error' as const,
             node: m.name,
             message: `is tried by "${prefix}.*" before "${group[i + 1]}" but has no booleanCondition`,
-            hint: 'give it a JavaScript condition; only the last member of the group may go without',
+            hint: 'give it a condition; only the last member of the group may go without',
           },
         ],
   );

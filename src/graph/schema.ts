@@ -29,6 +29,9 @@ export const ACTIONS = [
 export const actionSchema = z.enum(ACTIONS);
 export type Action = z.infer<typeof actionSchema>;
 
+/** The languages code nodes, boolean conditions and call arguments are written in (src/graph/language.ts). */
+export const codeLanguageSchema = z.enum(['javascript', 'python']);
+
 /** Where the weight lists apply: a wildcard group chosen by score, not by conditions (AutoGRAMS' rule). */
 const SCORING = 'When `p.*` is chosen by score (its first member has no booleanCondition),';
 
@@ -50,7 +53,10 @@ export const nodeSpecSchema = z.object({
     .describe('Next nodes: names, `p.*`, `return [expr]`, `$var`, `quit`.'),
   transitionQuestion: z.string().optional().describe('Multiple-choice question the classifier answers.'),
   transitionChoices: z.array(z.string()).default([]).describe('One answer per transition, in order.'),
-  booleanCondition: z.string().optional().describe('JavaScript expression for wildcard (`p.*`) selection.'),
+  booleanCondition: z
+    .string()
+    .optional()
+    .describe('Expression (in the node’s language) for wildcard (`p.*`) selection.'),
   conditionInterjection: z.string().optional().describe('Makes this an interjection node reached when true.'),
   userInstructions: z.array(z.string()).default([]).describe('What a simulated user says, per transition.'),
   category: z.string().optional(),
@@ -93,6 +99,11 @@ export const nodeSpecSchema = z.object({
     .array(z.number().nonnegative())
     .optional()
     .describe('Weights for sampling transitions in user simulation, one per transition.'),
+  language: codeLanguageSchema
+    .optional()
+    .describe(
+      "The language of this node's code, boolean condition and call arguments (default: config.language).",
+    ),
 });
 export type NodeSpec = z.infer<typeof nodeSpecSchema>;
 /** A node as a caller may write it: defaults not yet applied. */
@@ -126,6 +137,11 @@ export const graphConfigSchema = z.object({
   instructionTemplate: z.string().default('<last_response>\n\nInstruction for <agent_name>: <instruction>'),
   replyStart: z.string().default("<agent_name>'s reply:"),
   replyStartType: z.enum(['suffix', 'prefix']).default('suffix'),
+  language: codeLanguageSchema
+    .optional()
+    .describe(
+      'The language of code nodes, boolean conditions and call arguments, unless a node says otherwise (default: javascript; AutoGRAMS spreadsheets: python). In a Python graph `$var` embeds Python’s str() of the value.',
+    ),
   questionPrompt: z
     .string()
     .default(DEFAULT_QUESTION_PROMPT)

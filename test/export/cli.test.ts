@@ -52,6 +52,27 @@ describe('meta-agent export', () => {
     );
   });
 
+  it('writes a JavaScript graph’s code to a spreadsheet as it is, warning that it reads back as Python', async () => {
+    const path = join(dir, 'push.autogram.json');
+    const nodes = [
+      { name: 'start1', action: 'code', instruction: 'xs = [1]; xs.push(2)', transitions: ['quit'] },
+    ];
+    writeFileSync(path, JSON.stringify({ nodes }));
+    const { code, stdout, stderr } = await runCli(['export', path, '-f', 'csv']);
+    expect(code).toBe(0);
+    expect(stdout).toBe('Name,Action,Instruction,Transitions\nstart1,code,xs = [1]; xs.push(2),quit\n');
+    expect(stderr).toContain(
+      'warning: a CSV file is read back as Python, AutoGRAMS\' language, but the code, conditions or call arguments of node "start1" are JavaScript',
+    );
+    writeFileSync(path, JSON.stringify({ config: { language: 'python' }, nodes }));
+    const python = await runCli(['export', path, '-f', 'csv']);
+    expect(python.stdout).toContain('start1,python_function,');
+    expect(python.stderr).not.toContain('read back as Python');
+    expect((await runCli(['export', '--help'])).stdout).toContain(
+      "a Python graph's code nodes are written as\npython_function",
+    );
+  });
+
   it('rejects an unknown format with exit code 2 and the list of formats', async () => {
     const { code, stdout, stderr } = await runCli(['export', quizPath, '--format', 'png']);
     expect(code).toBe(2);

@@ -16,7 +16,12 @@ Examples:
 Formats: ${EXPORT_FORMATS.join(', ')}. A flow (NAME.flow.json): ${FLOW_EXPORT_FORMATS.join(', ')}.
 Without --format, the extension of -o decides (.dot .gv .svg .json .csv .mmd .mermaid .html .htm); with
 neither, DOT. An existing file keeps its permissions; a FIFO or a device (-o /dev/stdout) is written
-through, never replaced.`;
+through, never replaced.
+
+CSV is AutoGRAMS' spreadsheet, whose code is Python: a Python graph's code nodes are written as
+python_function. A JavaScript graph's code, conditions and call arguments are written as they are (code
+nodes as action code, which AutoGRAMS refuses rather than run as Python), with a warning naming those
+nodes: meta-agent reads a spreadsheet back as Python, so port them, or keep the graph in .autogram.json.`;
 
 /** Registers `export`. */
 export function register(program: Command): void {
