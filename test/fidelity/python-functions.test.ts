@@ -172,3 +172,16 @@ describe.each(GRAPHS)(`$csv: every call returns what ${against} returns`, ({ csv
     expect(JSON.parse(result.stdout)).toEqual((outcome as { value: unknown }).value);
   }, 60_000);
 });
+
+describe('merge_sort_fn.csv: merge_sort([]), where AutoGRAMS recurses forever', () => {
+  it('ends in an error at the call-depth limit instead of hanging', async () => {
+    const { models } = recordingModels({ rules: [] });
+    const csv = readFileSync(join(FIXTURES, 'merge_sort_fn.csv'), 'utf8');
+    const agent = await Interpreter.create({ graph: csvGraph(csv, 'merge_sort_fn'), models });
+    try {
+      await expect(agent.applyFn('merge_sort', [[]])).rejects.toThrow(/nested more than \d+ deep/);
+    } finally {
+      agent.dispose();
+    }
+  }, 120_000);
+});
