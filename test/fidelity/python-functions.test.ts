@@ -144,9 +144,11 @@ async function ours(agent: Interpreter, [fn, args]: Call): Promise<Outcome> {
   }
 }
 
-const against = live ? 'AutoGRAMS run live' : 'AutoGRAMS’ recorded results (the reference is not here)';
+const against = live
+  ? 'compared with the reference run live'
+  : 'compared with its recorded results: the reference is not here';
 
-describe.each(GRAPHS)(`$csv: every call returns what ${against} returns`, ({ csv, calls }) => {
+describe.each(GRAPHS)(`$csv: every call returns what AutoGRAMS returns (${against})`, ({ csv, calls }) => {
   it('through Interpreter.applyFn', async () => {
     const { models } = recordingModels({ rules: [] });
     const agent = await Interpreter.create({
