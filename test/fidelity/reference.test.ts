@@ -125,6 +125,16 @@ function tourScript(yesNo: string[]): ScriptFile {
 
 const SCENARIOS: Scenario[] = [
   {
+    name: 'merge_sort_fn.csv: the list the thought writes down is sorted by its Python functions',
+    csv: { fixture: 'merge_sort_fn.csv' },
+    script: { rules: [{ role: 'chatbot', match: 'write down the list', reply: '[8,19,-2,14.5]' }] },
+    replies: ['', '8,19,-2,14.5'],
+    said: [
+      'Hello, please provide me a comma separated list of numbers to sort',
+      'The sorted list is [-2, 8, 14.5, 19]',
+    ],
+  },
+  {
     name: 'simple_example.csv: the user wants to hear about AI',
     csv: { fixture: 'simple_example.csv' },
     script: {
