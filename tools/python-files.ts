@@ -110,7 +110,7 @@ export class WorkspacePython implements PythonFiles {
     for (const path of deleted)
       try {
         await this.workspace.remove(path);
-        done.deleted.push(path);
+        done.deleted.push(workspacePath(path));
       } catch (error) {
         done.refused.push({ path, reason: (error as Error).message });
       }

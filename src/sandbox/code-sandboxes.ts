@@ -72,17 +72,19 @@ export class CodeSandboxes {
 
   #lend(name: string, lent: Lent): void {
     this.#lent.set(name, lent);
-    for (const sandbox of [this.javascript, this.#python])
-      if (lent.awaited) sandbox?.exposeAsync(name, lent.functions);
-      else sandbox?.expose(name, lent.functions);
+    lendTo(this.javascript, name, lent);
+    if (this.#python) lendTo(this.#python, name, lent);
   }
 
   #pythonSandbox(): PythonSandbox {
     if (this.#python) return this.#python;
     const python = PythonSandbox.create(this.#limits, this.#runtime);
-    for (const [name, { functions, awaited }] of this.#lent)
-      if (awaited) python.exposeAsync(name, functions);
-      else python.expose(name, functions);
+    for (const [name, lent] of this.#lent) lendTo(python, name, lent);
     return (this.#python = python);
   }
+}
+
+function lendTo(sandbox: Sandbox | PythonSandbox, name: string, { functions, awaited }: Lent): void {
+  if (awaited) sandbox.exposeAsync(name, functions);
+  else sandbox.expose(name, functions);
 }

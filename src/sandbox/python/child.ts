@@ -133,7 +133,7 @@ const heap = () => (pyodide as unknown as { _module: { HEAP8: Int8Array } })._mo
 const baseline = heap();
 stripHostGlobals();
 const loadedFiles = runtimeFiles(pyodide.FS as unknown as ProgramFs);
-send({ type: 'ready', baselineBytes: baseline });
+send({ type: 'ready' });
 
 for (;;) {
   const request = input.next<ParentMessage>();

@@ -80,7 +80,7 @@ export interface ProgramAnswer {
 
 /** Child to parent. */
 export type ChildMessage =
-  | { type: 'ready'; baselineBytes: number }
+  | { type: 'ready' }
   /** A host function called from Python: `args` is a JSON array's text. */
   | { type: 'host'; namespace: string; fn: string; args: string }
   /** `answer` is the Python runner's JSON text (see Answer). */

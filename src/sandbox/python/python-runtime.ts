@@ -101,16 +101,27 @@ export class PythonRuntime {
 
   /** Runs one evaluation, after those queued before it. */
   evaluate(evaluation: Evaluation): Promise<Ended> {
-    const result = this.#queue.then(() => this.#evaluate(evaluation));
-    this.#queue = result.catch(() => undefined);
-    return result;
+    return this.#serial(() =>
+      this.#onChild(
+        (child) => child.evaluate(evaluation),
+        (ended) => ended.kind === 'answered',
+      ),
+    );
   }
 
   /** Runs a workspace program, after the evaluations queued before it. */
   runProgram(program: ProgramRun): Promise<ProgramEnded> {
-    const result = this.#queue.then(() => this.#runProgram(program));
-    this.#queue = result.catch(() => undefined);
-    return result;
+    return this.#serial(async () => {
+      const once = () =>
+        this.#onChild(
+          (child) => child.runProgram(program),
+          (ended) => ended.kind === 'ran' && !ended.ran.restart,
+        );
+      const ended = await once();
+      // A runtime an evaluation changed ran nothing: the program runs on a new one, which none has changed.
+      const again = ended.kind === 'stale' ? await once() : ended;
+      return again.kind === 'stale' ? STALE_TWICE : again;
+    });
   }
 
   /** Stops the runtime; the next evaluation starts (and loads) a new one. */
@@ -123,32 +134,29 @@ export class PythonRuntime {
     );
   }
 
-  async #evaluate(evaluation: Evaluation): Promise<Ended> {
-    const child = await this.#live();
-    const ended = await child.evaluate(evaluation);
-    if (ended.kind !== 'answered') {
-      child.kill();
-      // The next evaluation should not wait seconds for a new runtime: it starts loading now.
-      this.#restart().catch(() => undefined);
-    }
-    return ended;
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(work);
+    this.#queue = result.catch(() => undefined);
+    return result;
   }
 
-  async #runProgram(program: ProgramRun): Promise<ProgramEnded> {
-    const ended = await this.#runProgramOnce(program);
-    // A runtime an evaluation changed ran nothing: the program runs on a new one, which none has changed.
-    const again = ended.kind === 'stale' ? await this.#runProgramOnce(program) : ended;
-    return again.kind === 'stale' ? STALE_TWICE : again;
-  }
-
-  async #runProgramOnce(program: ProgramRun): Promise<ProgramAttempt> {
+  /**
+   * `use` of the live child. A child whose work did not end as `keep` says (or threw) is killed, and a
+   * new one starts loading at once: the next evaluation should not wait seconds for it.
+   */
+  async #onChild<T>(use: (child: LiveChild) => Promise<T>, keep: (result: T) => boolean): Promise<T> {
     const child = await this.#live();
-    const ended = await child.runProgram(program);
-    if (ended.kind !== 'ran' || ended.ran.restart) {
-      child.kill();
-      this.#restart().catch(() => undefined);
+    let kept = false;
+    try {
+      const result = await use(child);
+      kept = keep(result);
+      return result;
+    } finally {
+      if (!kept) {
+        child.kill();
+        this.#restart().catch(() => undefined);
+      }
     }
-    return ended;
   }
 
   /** The running child, started (or restarted) when there is none. */
@@ -174,6 +182,17 @@ export class PythonRuntime {
   }
 }
 
+/** The children alive in this process, and whether they are killed when it exits. */
+const living = new Set<LiveChild>();
+let killingOnExit = false;
+
+/** Kills `child` when this process exits: one busy in a loop would outlive it (an idle one ends with its stdin). */
+function killedOnExit(child: LiveChild): void {
+  if (!killingOnExit) process.once('exit', () => living.forEach((each) => each.kill()));
+  killingOnExit = true;
+  living.add(child);
+}
+
 /** A started child and the lines it sends. */
 class LiveChild {
   readonly #process: ChildProcess;
@@ -188,14 +207,15 @@ class LiveChild {
     this.#process = child;
     this.#lines = new LineQueue(MAX_LINE_BYTES);
     child.stdout!.on('data', (chunk: Buffer) => this.#lines.push(chunk));
-    // A child busy in a loop would outlive us (an idle one ends when its stdin closes).
-    const killOnExit = () => this.kill();
-    process.once('exit', killOnExit);
-    child.on('exit', () => {
+    killedOnExit(this);
+    const ended = () => {
       this.#exited = true;
       this.#lines.end();
-      process.off('exit', killOnExit);
-    });
+      living.delete(this);
+    };
+    child.on('exit', ended);
+    // A child that could not be started (no process slots, no file descriptors) says so here, not by exiting.
+    child.on('error', ended);
     // A child killed mid-write must not crash us with EPIPE.
     child.stdin!.on('error', () => undefined);
     // An idle runtime does not keep this process alive; an evaluation's own timer does while it runs.
@@ -233,8 +253,12 @@ class LiveChild {
       ],
       { cwd: dirname(pyodideEntry), env: {}, stdio: ['pipe', 'pipe', 'pipe'] },
     );
+    if (child.pid === undefined || !child.stdin || !child.stdout || !child.stderr) {
+      child.on('error', () => undefined);
+      throw new PythonStartError('the Python runtime could not be started: the system refused a new process');
+    }
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString();
     });
     const live = new LiveChild(child);
@@ -376,7 +400,12 @@ async function answerHost(
   }
   const reply = await callHost(message.namespace, message.fn, Array.isArray(args) ? args : []);
   if (!reply.ok) return { ok: false, error: reply.message };
-  const value = JSON.stringify(reply.value ?? null) as string | undefined;
+  let value: string | undefined;
+  try {
+    value = JSON.stringify(reply.value ?? null) as string | undefined;
+  } catch {
+    value = undefined;
+  }
   if (value === undefined)
     return { ok: false, error: `${message.namespace}.${message.fn} returned a value JSON cannot hold` };
   return { ok: true, value };
@@ -387,7 +416,7 @@ function isChildMessage(value: unknown): value is ChildMessage {
   const message = value as Record<string, unknown>;
   switch (message.type) {
     case 'ready':
-      return typeof message.baselineBytes === 'number';
+      return true;
     case 'host':
       return (
         typeof message.namespace === 'string' &&
@@ -441,7 +470,14 @@ function parseAnswer(text: string): Answer | undefined {
     const answer = JSON.parse(text) as Answer;
     if (typeof answer !== 'object' || answer === null || typeof answer.ok !== 'boolean') return undefined;
     if (answer.ok) return typeof answer.changed === 'object' && answer.changed !== null ? answer : undefined;
-    return typeof answer.kind === 'string' ? answer : undefined;
+    // The runner's functions are Python code has reach to: an answer is what the protocol says or nothing.
+    if (answer.kind === 'uncopyable')
+      return typeof answer.name === 'string' && typeof answer.type === 'string' ? answer : undefined;
+    const { kind, message, line } = answer;
+    const known = kind === 'syntax' || kind === 'runtime' || kind === 'memory';
+    return known && typeof message === 'string' && (line === null || Number.isSafeInteger(line))
+      ? answer
+      : undefined;
   } catch {
     return undefined;
   }
