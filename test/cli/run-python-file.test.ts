@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
-import { runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { commandResults, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
 import { MAX_PYTHON_REPORT_CHARS } from '../../tools/execute-python-file.js';
 
 let server: OpenAIServer | undefined;
@@ -48,17 +48,7 @@ async function run(
     ],
     options,
   );
-  return { root, workspace, result, outputs: resultsOf(result) };
-}
-
-/** Each step's command and what it returned, from the --json event stream. */
-function resultsOf(result: CliResult): Array<{ name: string; ok: boolean; output: string }> {
-  return result.stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { type: string; name: string; ok: boolean; output: string })
-    .filter((event) => event.type === 'goal.result');
+  return { root, workspace, result, outputs: commandResults(result) };
 }
 
 /** What the program printed, between the fence's markers. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
-import { runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { commandResults, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
 import { findBubblewrap } from '../../tools/shell-sandbox.js';
 
 let server: OpenAIServer | undefined;
@@ -39,17 +39,7 @@ async function run(args: string[], steps: ReplayStep[], options: RunCliOptions =
     ],
     options,
   );
-  return { root, result, outputs: resultsOf(result) };
-}
-
-/** Each step's command and what it returned, from the --json event stream. */
-function resultsOf(result: CliResult): Array<{ name: string; ok: boolean; output: string }> {
-  return result.stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { type: string; name: string; ok: boolean; output: string })
-    .filter((event) => event.type === 'goal.result');
+  return { root, result, outputs: commandResults(result) };
 }
 
 describe('meta-agent run: execute_shell', () => {

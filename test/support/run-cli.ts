@@ -120,3 +120,13 @@ export function runCli(args: string[], options: RunCliOptions = {}): Promise<Cli
     else child.stdin.end(options.input ?? '');
   });
 }
+
+/** Each step's command and what it returned, from `meta-agent run --json`'s event stream. */
+export function commandResults(result: CliResult): Array<{ name: string; ok: boolean; output: string }> {
+  return result.stdout
+    .trim()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { type: string; name: string; ok: boolean; output: string })
+    .filter((event) => event.type === 'goal.result');
+}

@@ -75,6 +75,11 @@ export type ProgramEnded =
 /** A program's run on one runtime: 'stale' when the runtime's files had changed since it loaded, and nothing ran. */
 type ProgramAttempt = ProgramEnded | { kind: 'stale' };
 
+/** How an evaluation or program ends when the child exited, or sent what the protocol does not allow. */
+const stopped = (): Failed => ({ kind: 'failed', message: 'the Python runtime stopped', logs: [] });
+const broken = (): Failed => ({ kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] });
+type Failed = Extract<Ended, { kind: 'failed' }>;
+
 const STALE_TWICE: ProgramEnded = {
   kind: 'failed',
   message: 'the Python runtime was changed before the program could run, twice',
@@ -317,15 +322,12 @@ class LiveChild {
       const message = await this.#next(left);
       left -= performance.now() - started;
       if (message === 'timeout') return { kind: 'timeout', logs: [] };
-      if (message === undefined) return { kind: 'failed', message: 'the Python runtime stopped', logs: [] };
-      if (message === 'broken')
-        return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+      if (message === undefined) return stopped();
+      if (message === 'broken') return broken();
       switch (message.type) {
         case 'done': {
           const answer = parseAnswer(message.answer);
-          if (answer === undefined)
-            return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
-          return { kind: 'answered', answer, logs: message.logs };
+          return answer === undefined ? broken() : { kind: 'answered', answer, logs: message.logs };
         }
         case 'fatal':
           return { kind: 'failed', message: message.message, logs: message.logs };
@@ -336,7 +338,7 @@ class LiveChild {
           break;
         }
         case 'ready':
-          return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
+          return broken();
       }
     }
   }
@@ -357,15 +359,20 @@ class LiveChild {
     this.#send({ type: 'program', ...request });
     const message = await this.#next(timeoutMs);
     if (message === 'timeout') return { kind: 'timeout' };
-    if (message === undefined) return { kind: 'failed', message: 'the Python runtime stopped', logs: [] };
-    if (message !== 'broken' && message.type === 'ran') {
-      const { type: _ran, ...ran } = message;
-      return { kind: 'ran', ran };
+    if (message === undefined) return stopped();
+    if (message === 'broken') return broken();
+    switch (message.type) {
+      case 'ran': {
+        const { type: _ran, ...ran } = message;
+        return { kind: 'ran', ran };
+      }
+      case 'stale':
+        return { kind: 'stale' };
+      case 'fatal':
+        return { kind: 'failed', message: message.message, logs: message.logs };
+      default:
+        return broken();
     }
-    if (message !== 'broken' && message.type === 'stale') return { kind: 'stale' };
-    if (message !== 'broken' && message.type === 'fatal')
-      return { kind: 'failed', message: message.message, logs: message.logs };
-    return { kind: 'failed', message: 'the Python runtime broke its protocol', logs: [] };
   }
 
   #send(message: ParentMessage): void {
