@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
-import { commandResults, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { commandResults, runCli, type RunCliOptions } from '../support/run-cli.js';
 import { MAX_PYTHON_REPORT_CHARS } from '../../tools/execute-python-file.js';
 
 let server: OpenAIServer | undefined;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenAIServer } from '../support/openai-server.js';
 import { startReplayServer, type ReplayStep } from '../support/replay-server.js';
-import { commandResults, runCli, type CliResult, type RunCliOptions } from '../support/run-cli.js';
+import { commandResults, runCli, type RunCliOptions } from '../support/run-cli.js';
 import { findBubblewrap } from '../../tools/shell-sandbox.js';
 
 let server: OpenAIServer | undefined;
