@@ -29,10 +29,14 @@ export async function runDoctor(options: ModelOptionValues & McpOptionValues): P
     checks.push(check);
     writeOut(formatCheck(check));
   };
+  // Python's runtime starts in a process of its own, and Graphviz compiles its WebAssembly, while the
+  // checks before them run.
+  const python = checkPython();
+  const graphviz = checkGraphviz();
   report(checkNode());
   report(checkSandbox());
-  report(await checkPython());
-  report(await checkGraphviz());
+  report(await python);
+  report(await graphviz);
   const configured = await checkModels(options, report);
   await checkMcpServers(options, report);
   report(await checkSearch());

@@ -13,15 +13,15 @@
  * Everything this file writes to stdout is a protocol line, prefixed with the key the parent sent first;
  * Python's output is collected and sent with the answer.
  */
-import { constants as fsConstants, readSync, writeSync } from 'node:fs';
+import { constants as fsConstants, readFileSync, readSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { loadPyodide as LoadPyodide, PyodideAPI } from 'pyodide';
+import type { loadPyodide as LoadPyodide } from 'pyodide';
+import { loadRuntime } from './memory-snapshot.js';
 import { runProgram, runtimeFiles, type ProgramFs } from './program-child.js';
-import { PROGRAM_RUNNER_SOURCE } from './program-runner-source.js';
 import type { ChildMessage, ParentMessage, ProgramRequest } from './protocol.js';
-import { RUNNER_SOURCE } from './runner-source.js';
 
-const [pyodideUrl] = process.argv.slice(2);
+/** Pyodide's module, and the build's snapshot of the runtime where the parent found one. */
+const [pyodideUrl, snapshotFile] = process.argv.slice(2);
 const WASM_PAGE = 65_536;
 /** Lines of output kept per evaluation, and characters a line: code that prints without end is cut. */
 const MAX_LOG_LINES = 1000;
@@ -116,15 +116,13 @@ const key = input.line() ?? exit(0);
 let logs: string[] = [];
 
 const { loadPyodide } = (await import(pyodideUrl!)) as { loadPyodide: typeof LoadPyodide };
-// `import js` gives Python this empty object, not the child's global object.
-const pyodide: PyodideAPI = await loadPyodide({ jsglobals: Object.create(null) as object });
+const { pyodide, snapshot } = await loadRuntime(loadPyodide, readSnapshot());
 pyodide.setStdin({ error: true });
 pyodide.setStdout({ batched: (line) => log(line) });
 pyodide.setStderr({ batched: (line) => log(line) });
 pyodide.globals.set('_meta_agent_host_call', hostCall);
-pyodide.runPython(RUNNER_SOURCE);
+(pyodide.globals.get('_meta_agent_programs_start_here') as () => void)();
 const run = pyodide.globals.get('_meta_agent_run') as (...args: unknown[]) => string;
-pyodide.runPython(PROGRAM_RUNNER_SOURCE);
 const runPythonProgram = pyodide.globals.get('_meta_agent_run_program') as (
   path: string,
   outputBytes: number,
@@ -133,7 +131,7 @@ const heap = () => (pyodide as unknown as { _module: { HEAP8: Int8Array } })._mo
 const baseline = heap();
 stripHostGlobals();
 const loadedFiles = runtimeFiles(pyodide.FS as unknown as ProgramFs);
-send({ type: 'ready' });
+send({ type: 'ready', snapshot });
 
 for (;;) {
   const request = input.next<ParentMessage>();
@@ -154,6 +152,15 @@ for (;;) {
     exit(1);
   }
   send({ type: 'done', answer, logs });
+}
+
+/** The snapshot's bytes; undefined where there is none, or it cannot be read (then Python loads from scratch). */
+function readSnapshot(): Uint8Array | undefined {
+  try {
+    return snapshotFile ? readFileSync(snapshotFile) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs a workspace program (program-child.ts) and answers what it did. */

@@ -136,7 +136,10 @@ def _meta_agent_run_program(path, output_bytes):
     return _p_json.dumps({'status': status, 'output': raw.text(), 'memory': memory})
 
 
-_P_LOADED = _p_snapshot()
-# Taken before it had a name, the snapshot would take itself out of this module when put back.
-_P_LOADED['dicts']['__main__']['_P_LOADED'] = _P_LOADED
+def _meta_agent_programs_start_here():
+    '''Takes the runtime as it is now, set up, as what each program starts from.'''
+    global _P_LOADED
+    _P_LOADED = _p_snapshot()
+    # Taken before it had a name, the snapshot would take itself out of this module when put back.
+    _P_LOADED['dicts']['__main__']['_P_LOADED'] = _P_LOADED
 `;

@@ -5,6 +5,7 @@
  * random key, and each of the child's lines starts with it: Python, which can reach the child's stdout
  * but not the key, cannot forge a message (a host call, an answer for a later evaluation).
  */
+import type { SnapshotUse } from './memory-snapshot.js';
 
 /** Parent to child. */
 export type ParentMessage =
@@ -80,7 +81,8 @@ export interface ProgramAnswer {
 
 /** Child to parent. */
 export type ChildMessage =
-  | { type: 'ready' }
+  /** Loaded, from the build's snapshot or from scratch. */
+  | { type: 'ready'; snapshot: SnapshotUse }
   /** A host function called from Python: `args` is a JSON array's text. */
   | { type: 'host'; namespace: string; fn: string; args: string }
   /** `answer` is the Python runner's JSON text (see Answer). */

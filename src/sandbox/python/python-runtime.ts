@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../package-root.js';
 import type { HostReply } from '../guest.js';
+import { snapshotPath, type SnapshotUse } from './memory-snapshot.js';
 import type { Answer, ChildMessage, ParentMessage, ProgramRan, ProgramRequest } from './protocol.js';
 
 /** Time the runtime may take to load, whatever the evaluations' limit: Pyodide takes seconds. */
@@ -97,12 +98,28 @@ export function pythonRuntime(): PythonRuntime {
   return (shared ??= new PythonRuntime());
 }
 
+/** How a runtime starts. */
+export interface PythonRuntimeOptions {
+  /**
+   * The memory snapshot children restore: by default the build's (memory-snapshot.ts) where it is
+   * there; null loads Python from scratch.
+   */
+  snapshot?: string | null;
+}
+
 export class PythonRuntime {
+  readonly #snapshotFile: string | null | undefined;
   /** The child, started or starting. */
   #child: Promise<LiveChild> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   /** Times the runtime was started in this process: a test can see that it loads once. */
   starts = 0;
+  /** How the last start used the build's snapshot; undefined before a start has finished. */
+  snapshot: SnapshotUse | undefined;
+
+  constructor(options: PythonRuntimeOptions = {}) {
+    this.#snapshotFile = options.snapshot;
+  }
 
   /** Runs one evaluation, after those queued before it. */
   evaluate(evaluation: Evaluation): Promise<Ended> {
@@ -178,11 +195,14 @@ export class PythonRuntime {
 
   #restart(): Promise<LiveChild> {
     this.starts++;
-    const starting = LiveChild.start();
+    const starting = LiveChild.start(this.#snapshotFile);
     // A start that failed is tried again by the next evaluation, not remembered.
-    starting.catch(() => {
-      if (this.#child === starting) this.#child = undefined;
-    });
+    starting.then(
+      (child) => (this.snapshot = child.snapshot),
+      () => {
+        if (this.#child === starting) this.#child = undefined;
+      },
+    );
     return (this.#child = starting);
   }
 }
@@ -207,6 +227,8 @@ class LiveChild {
   /** The child's resident memory once loaded; undefined where the system does not tell it (not Linux). */
   #loadedBytes: number | undefined;
   #exited = false;
+  /** How the child used the build's snapshot. */
+  snapshot: SnapshotUse = 'absent';
 
   private constructor(child: ChildProcess) {
     this.#process = child;
@@ -229,7 +251,8 @@ class LiveChild {
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
-  static async start(): Promise<LiveChild> {
+  /** A child restoring `snapshot` (null: none; undefined: the build's, where it is there). */
+  static async start(snapshot: string | null | undefined): Promise<LiveChild> {
     const root = packageRoot();
     const childFile = join(root, 'dist', 'src', 'sandbox', 'python', 'child.js');
     if (!existsSync(childFile))
@@ -242,6 +265,7 @@ class LiveChild {
     } catch {
       throw new PythonStartError('the pyodide package is not installed: run `npm install`');
     }
+    const restored = snapshot === undefined ? builtSnapshot(root, dirname(pyodideEntry)) : snapshot;
     const child = spawn(
       process.execPath,
       [
@@ -250,11 +274,13 @@ class LiveChild {
         `--allow-fs-read=${dirname(childFile)}`,
         // Node reads the nearest package.json to know child.js is a module.
         `--allow-fs-read=${join(root, 'package.json')}`,
+        ...(restored === null ? [] : [`--allow-fs-read=${restored}`]),
         '--disallow-code-generation-from-strings',
         `--max-old-space-size=${CHILD_HEAP_MB}`,
         '--no-warnings',
         childFile,
         pathToFileURL(pyodideEntry).href,
+        ...(restored === null ? [] : [restored]),
       ],
       { cwd: dirname(pyodideEntry), env: {}, stdio: ['pipe', 'pipe', 'pipe'] },
     );
@@ -275,6 +301,7 @@ class LiveChild {
       throw new PythonStartError(`the Python runtime did not start: ${why || 'it exited'}`);
     }
     live.#loadedBytes = residentBytes(child.pid);
+    live.snapshot = ready.snapshot;
     return live;
   }
 
@@ -394,6 +421,12 @@ class LiveChild {
   }
 }
 
+/** The build's snapshot for this Pyodide, null where the build made none. */
+function builtSnapshot(root: string, pyodideDir: string): string | null {
+  const path = snapshotPath(root, pyodideDir);
+  return existsSync(path) ? path : null;
+}
+
 /** Calls the host function and shapes its reply for the child: a result as JSON text, or an error. */
 async function answerHost(
   callHost: Evaluation['callHost'],
@@ -423,7 +456,9 @@ function isChildMessage(value: unknown): value is ChildMessage {
   const message = value as Record<string, unknown>;
   switch (message.type) {
     case 'ready':
-      return true;
+      return (
+        message.snapshot === 'restored' || message.snapshot === 'refused' || message.snapshot === 'absent'
+      );
     case 'host':
       return (
         typeof message.namespace === 'string' &&
