@@ -6,6 +6,7 @@
  * is here, where tests call it directly.
  */
 import { UserError } from '../errors.js';
+import { codeLanguage } from '../graph/language.js';
 import { closestName } from '../graph/names.js';
 import { isChatAction, parseTransition, type CompiledNode, type TransitionTarget } from '../graph/parse.js';
 import { visitMembers, wildcardMembers } from '../graph/structure.js';
@@ -162,7 +163,8 @@ const ahead = new WeakMap<CompiledNode, { version: number; conditions: readonly 
 /**
  * The boolean conditions the run evaluates on leaving `node`, in order while none holds, when they are
  * known before it runs: those of the members of its only transition, a wildcard written without
- * `$var`s, up to the first member without one (the last member, the else, is never evaluated). Empty
+ * `$var`s, up to the first member without one or in another language than the node's code (the
+ * conditions go to the node's sandbox; the last member, the else, is never evaluated). Empty
  * otherwise, and for a chat node (an interjection may come first). Remembered for each version of the
  * graph: a loop asks for the same node's at every pass.
  */
@@ -178,9 +180,11 @@ export function conditionsAhead(graph: GraphView, node: CompiledNode): readonly 
     target?.kind === 'wildcard'
   ) {
     const members = wildcardMembers(target.prefix, (name) => graph.get(name) !== undefined);
+    const language = codeLanguage(graph.config, node);
     for (const name of members.slice(0, -1)) {
-      const expression = graph.get(name)!.booleanCondition?.trim();
-      if (!expression) break;
+      const member = graph.get(name)!;
+      const expression = member.booleanCondition?.trim();
+      if (!expression || codeLanguage(graph.config, member) !== language) break;
       conditions.push({ node: name, expression });
     }
   }

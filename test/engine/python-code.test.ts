@@ -63,6 +63,23 @@ pick.b,chat_exact,Too short.,quit
     expect(state.stack[0]!.variables).toMatchObject({ scores: { ann: 3, bob: 5 }, best: 'bob', top: 5 });
   });
 
+  it("evaluates each condition in its own node's language when a code node of the other leads to them", async () => {
+    const graph = graphOf([
+      { name: 'start', action: 'code', instruction: 'items = [3, 1, 2]', transitions: ['check.*'] },
+      {
+        name: 'check.a',
+        action: 'chat_exact',
+        language: 'python',
+        booleanCondition: 'len(items) > 2',
+        instruction: 'Many.',
+        transitions: ['quit'],
+      },
+      { name: 'check.b', action: 'chat_exact', instruction: 'Few.', transitions: ['quit'] },
+    ]);
+    const { said } = await converse(graph, { rules: [] }, [undefined]);
+    expect(said).toEqual(['Many.']);
+  });
+
   it('stops at a value JSON cannot hold, naming the node and the variable', async () => {
     const graph = graphOf(
       [{ name: 'start', action: 'code', instruction: 'seen = {1, 2, 3}', transitions: ['quit'] }],
