@@ -280,17 +280,22 @@ class Run {
         throw new UserError(
           `node "${member.name}" needs a boolean condition: it is not the last of its wildcard group`,
         );
-      const result = known[i] ?? (await this.#evaluate(work, from, member.condition, member.name));
+      const result = known[i] ?? (await this.#holds(work, from, member.condition, member.name));
       if (result instanceof Error) throw result;
       if (result) return member.name;
     }
     return members[members.length - 1]!.name;
   }
 
-  /** Evaluates a condition or an argument of `node`, or of the wildcard member `label`, in its language. */
-  async #evaluate(work: ConversationState, node: CompiledNode, expression: string, label = node.name) {
+  /** Evaluates an expression of `node` (a call argument, a `return EXPR`) in its language. */
+  async #evaluate(work: ConversationState, node: CompiledNode, expression: string) {
+    return this.#sandbox(node).evaluate(expression, variablesInScope(work), { node: node.name });
+  }
+
+  /** Whether the condition of the wildcard member `label` holds, by the truth of its language. */
+  async #holds(work: ConversationState, node: CompiledNode, condition: string, label: string) {
     const owner = this.#graph.get(label) ?? node;
-    return this.#sandbox(owner).evaluate(expression, variablesInScope(work), { node: label });
+    return this.#sandbox(owner).holds(condition, variablesInScope(work), { node: label });
   }
 
   #sandbox(node: CompiledNode) {

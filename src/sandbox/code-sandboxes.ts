@@ -18,6 +18,8 @@ export interface CodeRunner {
     next?: readonly NextCondition[],
   ): Promise<RunCodeResult>;
   evaluate(expression: string, scope: Record<string, unknown>, where: Where): Promise<unknown>;
+  /** Whether a boolean condition holds, by the truth of the sandbox's language. */
+  holds(expression: string, scope: Record<string, unknown>, where: Where): Promise<boolean>;
 }
 
 interface Lent {

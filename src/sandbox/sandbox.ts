@@ -194,6 +194,14 @@ export class Sandbox {
   }
 
   /**
+   * Whether the condition `expression` holds over `scope`, by JavaScript's truth.
+   * @throws SandboxError of every kind.
+   */
+  async holds(expression: string, scope: Record<string, unknown>, where: Where): Promise<boolean> {
+    return Boolean(await this.evaluate(expression, scope, where));
+  }
+
+  /**
    * Makes host functions callable synchronously from inside as `name.fn(…)` (e.g. `self.addNode({…})`),
    * from the next evaluation on. Arguments and results are copies; a host function that throws raises
    * an `Error` inside (catchable there) with the same message. Time spent in them counts toward the

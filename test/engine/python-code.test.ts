@@ -80,6 +80,15 @@ pick.b,chat_exact,Too short.,quit
     expect(said).toEqual(['Many.']);
   });
 
+  it("decides a Python condition by Python's truth: an empty list or dict does not hold", async () => {
+    const graph = csvGraph(`Name,Action,Instruction,Transitions,Boolean Condition
+start,python_function,"found = []",pick.*
+pick.a,chat_exact,Found some.,quit,found
+pick.b,chat_exact,Found none.,quit
+`);
+    expect((await converse(graph, { rules: [] }, [undefined])).said).toEqual(['Found none.']);
+  });
+
   it('stops at a value JSON cannot hold, naming the node and the variable', async () => {
     const graph = graphOf(
       [{ name: 'start', action: 'code', instruction: 'seen = {1, 2, 3}', transitions: ['quit'] }],

@@ -73,6 +73,12 @@ describe('Python code nodes', () => {
     expect(await python.evaluate("{'k': None, 'ok': True}", {}, where)).toEqual({ k: null, ok: true });
   });
 
+  it("judges a condition by Python's truth, where an empty list, dict or string is false", async () => {
+    const scope = { none: [], empty: {}, blank: '', some: [0], zero: 0.0 };
+    const holding = await Promise.all(Object.keys(scope).map((name) => python.holds(name, scope, where)));
+    expect(holding).toEqual([false, false, false, true, false]);
+  });
+
   it('collects what print writes, as console.log is collected', async () => {
     const result = await python.runCode('print("Incorrect input")\nprint(1, [2])', {}, where);
     expect(result.logs).toEqual(['Incorrect input', '1 [2]']);

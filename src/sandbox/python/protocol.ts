@@ -7,11 +7,15 @@
  */
 import type { SnapshotUse } from './memory-snapshot.js';
 
+/** What an evaluation's code is: statements, an expression, or a condition (an expression judged true or false). */
+export type EvaluationMode = 'code' | 'expression' | 'condition';
+
 /** Parent to child. */
 export type ParentMessage =
   | {
       type: 'evaluate';
-      mode: 'code' | 'expression';
+      /** `condition`: an expression whose value is its truth, as Python's `if` sees it. */
+      mode: EvaluationMode;
       code: string;
       /** The variables, as a JSON object's text. */
       scope: string;

@@ -25,7 +25,14 @@ import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../package-root.js';
 import type { HostReply } from '../guest.js';
 import { snapshotPath, type SnapshotUse } from './memory-snapshot.js';
-import type { Answer, ChildMessage, ParentMessage, ProgramRan, ProgramRequest } from './protocol.js';
+import type {
+  Answer,
+  ChildMessage,
+  EvaluationMode,
+  ParentMessage,
+  ProgramRan,
+  ProgramRequest,
+} from './protocol.js';
 
 /** Time the runtime may take to load, whatever the evaluations' limit: Pyodide takes seconds. */
 const START_TIMEOUT_MS = 120_000;
@@ -42,7 +49,7 @@ const RESIDENT_CHECK_MS = 10;
 
 /** One evaluation, as the runtime runs it. */
 export interface Evaluation {
-  mode: 'code' | 'expression';
+  mode: EvaluationMode;
   code: string;
   /** The variables as a JSON object's text. */
   scope: string;

@@ -13,7 +13,7 @@ import { HostFunctions, type HostFunction } from '../host-functions.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from '../limits.js';
 import { memoryError, SandboxError, timeoutError } from '../sandbox-error.js';
 import type { RunCodeResult, Where } from '../sandbox.js';
-import type { Answer } from './protocol.js';
+import type { Answer, EvaluationMode } from './protocol.js';
 import { pythonRuntime, PythonStartError, type Ended, type PythonRuntime } from './python-runtime.js';
 
 const JSON_HINT =
@@ -76,6 +76,15 @@ export class PythonSandbox {
     return (await this.#run('expression', expression, scope, where.node)).value;
   }
 
+  /**
+   * Whether the condition `expression` holds over `scope`, by Python's truth (AutoGRAMS' `if
+   * condition:`): an empty list, dict or string does not. @throws SandboxError of every kind.
+   */
+  async holds(expression: string, scope: Record<string, unknown>, where: Where): Promise<boolean> {
+    if (expression.trim() === '') throw new SandboxError('syntax', where.node, 'the expression is empty');
+    return (await this.#run('condition', expression, scope, where.node)).value === true;
+  }
+
   /** Lends host functions as `name.fn(…)` from the next evaluation on (see HostFunctions). */
   expose(name: string, functions: Record<string, HostFunction>): void {
     this.#host.expose(name, functions);
@@ -95,7 +104,7 @@ export class PythonSandbox {
     this.#disposed = true;
   }
 
-  async #run(mode: 'code' | 'expression', code: string, scope: Record<string, unknown>, node: string) {
+  async #run(mode: EvaluationMode, code: string, scope: Record<string, unknown>, node: string) {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     const namespaces = Object.fromEntries(this.#host.layout().map(([name, functions]) => [name, functions]));
     let ended: Ended;
@@ -127,7 +136,7 @@ export class PythonSandbox {
     return { ...this.#accept(ended.answer, node, mode, ended.logs), logs: ended.logs };
   }
 
-  #accept(answer: Answer, node: string, mode: 'code' | 'expression', logs: string[]) {
+  #accept(answer: Answer, node: string, mode: EvaluationMode, logs: string[]) {
     if (answer.ok) return answer;
     switch (answer.kind) {
       case 'memory':

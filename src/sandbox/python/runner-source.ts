@@ -78,7 +78,7 @@ def _compile(mode, code):
     found = _compiled.get(key)
     if found is not None:
         return found
-    if mode == 'expression':
+    if mode != 'code':
         found = (compile(code.strip(), '<code>', 'eval'), None, None)
     else:
         tree = _ast.parse(code, '<code>', 'exec')
@@ -133,7 +133,9 @@ def _meta_agent_run(mode, code, scope_text, namespaces_text):
         mutable = (list, dict) if mode == 'code' else ()
         before = {name: _dumps(value) for name, value in scope.items() if isinstance(value, mutable)}
         body, last, target = _compile(mode, code)
-        if mode == 'expression':
+        if mode == 'condition':
+            value = bool(eval(body, namespace))
+        elif mode == 'expression':
             value = eval(body, namespace)
         else:
             exec(body, namespace)
