@@ -3,7 +3,8 @@
  * runtime's first evaluation (a new child process, Pyodide loaded in it, then `x = 1`), a few times
  * each way, in turns: restored from the build's memory snapshot (goal: under a second, as `doctor`
  * promises) and loaded from scratch.
- * Then, in one warm runtime, the same work in both languages: a condition, a code node with a loop of
+ * Then, in one warm runtime, the same work in both languages: a condition, a loop's pass (a code node
+ * and the condition after it, evaluated in the code's call), a code node with a loop of
  * 10 and of 1000 iterations, and a code node with 10 and with 1000 variables in scope. The two languages
  * take turns in rounds, so that a busy moment slows them alike, and each row gives Python's median as a
  * multiple of JavaScript's, goal ≤ 3× (issue 32: after load, an evaluation costs about what a JavaScript
@@ -24,6 +25,7 @@ const SNAPSHOT_LOAD_GOAL_MS = 1000;
 const ROUNDS = 10;
 
 const where = { node: 'bench' };
+const LOOP_CONDITION = [{ node: 'loop.a', expression: 'i < 10' }];
 
 export interface PythonLoadRow {
   case: string;
@@ -67,6 +69,12 @@ function cases(): Case[] {
       name: 'condition n > 1',
       javascript: (sandbox) => sandbox.evaluate('n > 1', condition, where),
       python: (sandbox) => sandbox.evaluate('n > 1', condition, where),
+    },
+    {
+      // A spreadsheet loop's pass: the code node and the wildcard condition after it, in one round trip.
+      name: 'loop pass: code node + condition',
+      javascript: (sandbox) => sandbox.runCode('i = i + 1', { i: 3 }, where, LOOP_CONDITION),
+      python: (sandbox) => sandbox.runCode('i = i + 1', { i: 3 }, where, LOOP_CONDITION),
     },
   ];
   for (const iterations of [10, 1000])

@@ -121,6 +121,8 @@ pyodide.setStdin({ error: true });
 pyodide.setStdout({ batched: (line) => log(line) });
 pyodide.setStderr({ batched: (line) => log(line) });
 pyodide.globals.set('_meta_agent_host_call', hostCall);
+// A condition after the code starts, after a phase that took a millisecond or more (runner-source.ts).
+pyodide.globals.set('_meta_agent_lap', () => send({ type: 'lap' }));
 (pyodide.globals.get('_meta_agent_programs_start_here') as () => void)();
 const run = pyodide.globals.get('_meta_agent_run') as (...args: unknown[]) => string;
 const runPythonProgram = pyodide.globals.get('_meta_agent_run_program') as (
@@ -145,7 +147,8 @@ for (;;) {
   logs = [];
   let answer: string;
   try {
-    answer = run(request.mode, request.code, request.scope, JSON.stringify(request.namespaces));
+    const conditions = request.conditions ? JSON.stringify(request.conditions) : '';
+    answer = run(request.mode, request.code, request.scope, JSON.stringify(request.namespaces), conditions);
   } catch (error) {
     // Not a Python exception (those come back as answers): the runtime itself failed, e.g. its stack ran out.
     send({ type: 'fatal', message: error instanceof Error ? error.message : String(error), logs });

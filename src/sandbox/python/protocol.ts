@@ -23,6 +23,11 @@ export type ParentMessage =
       namespaces: Record<string, string[]>;
       /** Megabytes the code may add to the runtime's memory. */
       memoryMb: number;
+      /**
+       * For code: the conditions to evaluate after it, in order while none holds, over the variables as
+       * it left them (python-sandbox.ts says which may be).
+       */
+      conditions?: string[];
     }
   | { type: 'host-result'; ok: true; value: string }
   | { type: 'host-result'; ok: false; error: string }
@@ -89,6 +94,11 @@ export type ChildMessage =
   | { type: 'ready'; snapshot: SnapshotUse }
   /** A host function called from Python: `args` is a JSON array's text. */
   | { type: 'host'; namespace: string; fn: string; args: string }
+  /**
+   * The code has run and a condition of `conditions` starts: each has the evaluation's time of its own,
+   * counted from here.
+   */
+  | { type: 'lap' }
   /** `answer` is the Python runner's JSON text (see Answer). */
   | { type: 'done'; answer: string; logs: string[] }
   | ({ type: 'ran' } & ProgramRan)
@@ -99,6 +109,19 @@ export type ChildMessage =
 
 /** What `_meta_agent_run` answers (runner-source.ts). */
 export type Answer =
-  | { ok: true; value: unknown; changed: Record<string, unknown> }
+  | {
+      ok: true;
+      value: unknown;
+      changed: Record<string, unknown>;
+      /** What the conditions asked for came to, up to the first that held or failed. */
+      conditions?: ConditionAnswer[];
+    }
+  | Failure;
+
+/** How the runner says an evaluation failed. */
+export type Failure =
   | { ok: false; kind: 'syntax' | 'runtime' | 'memory'; message: string; line: number | null }
   | { ok: false; kind: 'uncopyable'; name: string; type: string };
+
+/** One condition evaluated after the code: whether it held, or how it failed. */
+export type ConditionAnswer = { ok: true; holds: boolean } | Failure;

@@ -28,6 +28,7 @@ import { snapshotPath, type SnapshotUse } from './memory-snapshot.js';
 import type {
   Answer,
   ChildMessage,
+  ConditionAnswer,
   EvaluationMode,
   ParentMessage,
   ProgramRan,
@@ -56,6 +57,8 @@ export interface Evaluation {
   namespaces: Record<string, string[]>;
   timeoutMs: number;
   memoryMb: number;
+  /** For code: conditions to evaluate after it (see ParentMessage). */
+  conditions?: string[];
   /** Answers a host function call from Python. */
   callHost(namespace: string, fn: string, args: unknown[]): HostReply | Promise<HostReply>;
 }
@@ -351,6 +354,7 @@ class LiveChild {
     const { callHost, timeoutMs, ...request } = evaluation;
     this.#send({ type: 'evaluate', ...request });
     let left = timeoutMs;
+    let laps = 0;
     for (;;) {
       const started = performance.now();
       const message = await this.#next(left);
@@ -371,6 +375,13 @@ class LiveChild {
           this.#send({ type: 'host-result', ...reply });
           break;
         }
+        case 'lap':
+          // Each condition after the code has the time of its own an evaluation has. Python can send a
+          // lap itself, as it can reach anything of the runner: one per condition asked for, at most,
+          // bounds the code to that many more limits.
+          if (++laps > (request.conditions?.length ?? 0)) return broken();
+          left = timeoutMs;
+          break;
         case 'ready':
           return broken();
       }
@@ -462,6 +473,8 @@ function isChildMessage(value: unknown): value is ChildMessage {
   if (typeof value !== 'object' || value === null) return false;
   const message = value as Record<string, unknown>;
   switch (message.type) {
+    case 'lap':
+      return true;
     case 'ready':
       return (
         message.snapshot === 'restored' || message.snapshot === 'refused' || message.snapshot === 'absent'
@@ -518,18 +531,31 @@ function parseAnswer(text: string): Answer | undefined {
   try {
     const answer = JSON.parse(text) as Answer;
     if (typeof answer !== 'object' || answer === null || typeof answer.ok !== 'boolean') return undefined;
-    if (answer.ok) return typeof answer.changed === 'object' && answer.changed !== null ? answer : undefined;
-    // The runner's functions are Python code has reach to: an answer is what the protocol says or nothing.
-    if (answer.kind === 'uncopyable')
-      return typeof answer.name === 'string' && typeof answer.type === 'string' ? answer : undefined;
-    const { kind, message, line } = answer;
-    const known = kind === 'syntax' || kind === 'runtime' || kind === 'memory';
-    return known && typeof message === 'string' && (line === null || Number.isSafeInteger(line))
-      ? answer
-      : undefined;
+    if (answer.ok)
+      return typeof answer.changed === 'object' &&
+        answer.changed !== null &&
+        (answer.conditions === undefined ||
+          (Array.isArray(answer.conditions) && answer.conditions.every(isConditionAnswer)))
+        ? answer
+        : undefined;
+    return isFailure(answer) ? answer : undefined;
   } catch {
     return undefined;
   }
+}
+
+function isConditionAnswer(answer: ConditionAnswer): boolean {
+  if (typeof answer !== 'object' || answer === null) return false;
+  return answer.ok === true ? typeof answer.holds === 'boolean' : isFailure(answer);
+}
+
+/** The runner's functions are Python code has reach to: an answer is what the protocol says or nothing. */
+function isFailure(answer: Answer | ConditionAnswer): boolean {
+  if (answer.ok !== false) return false;
+  if (answer.kind === 'uncopyable') return typeof answer.name === 'string' && typeof answer.type === 'string';
+  const { kind, message, line } = answer;
+  const known = kind === 'syntax' || kind === 'runtime' || kind === 'memory';
+  return known && typeof message === 'string' && (line === null || Number.isSafeInteger(line));
 }
 
 /** A process's resident memory in bytes, from /proc (Linux); undefined where that cannot be read. */

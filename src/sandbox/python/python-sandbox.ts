@@ -12,8 +12,8 @@
 import { HostFunctions, type HostFunction } from '../host-functions.js';
 import { resolveLimits, sandboxCeiling, type SandboxLimits } from '../limits.js';
 import { memoryError, SandboxError, timeoutError } from '../sandbox-error.js';
-import type { RunCodeResult, Where } from '../sandbox.js';
-import type { Answer, EvaluationMode } from './protocol.js';
+import type { NextCondition, RunCodeResult, Where } from '../sandbox.js';
+import type { Answer, EvaluationMode, Failure } from './protocol.js';
 import { pythonRuntime, PythonStartError, type Ended, type PythonRuntime } from './python-runtime.js';
 
 const JSON_HINT =
@@ -53,17 +53,34 @@ export class PythonSandbox {
   /**
    * Runs a code node's statements over `scope`. The value is that of the last statement when it is an
    * expression, or of the variable a last `x = …` sets; new and changed variables come back, changes in
-   * place included. What the code printed comes back as `logs`. Conditions are never evaluated ahead.
+   * place included. What the code printed comes back as `logs`.
+   *
+   * `next`: the conditions the caller evaluates next, in order while none holds. Where neither the code
+   * nor they name a lent namespace (a host call may change the graph they come from), they are
+   * evaluated in the code's own round trip to the runtime, each over a fresh copy of the variables as
+   * the code left them, with an evaluation's time of its own; `conditions` says what they came to.
+   * Where the code or a condition runs out of time or kills the runtime, the code runs again alone
+   * (a failure of the code's own then comes after about twice its limit), and the caller meets a
+   * condition's failure when it evaluates it.
    * @throws SandboxError of every kind.
    */
-  async runCode(code: string, scope: Record<string, unknown>, where: Where): Promise<RunCodeResult> {
-    const answer = await this.#run('code', code, scope, where.node);
+  async runCode(
+    code: string,
+    scope: Record<string, unknown>,
+    where: Where,
+    next: readonly NextCondition[] = [],
+  ): Promise<RunCodeResult> {
+    const ahead = this.#ahead(code, next);
+    const answer = await this.#run('code', code, scope, where.node, ahead);
     const changed = answer.changed;
+    const conditions = (answer.conditions ?? []).map((outcome, i) =>
+      outcome.ok ? outcome.holds : this.#failure(outcome, ahead[i]!.node, 'condition', []),
+    );
     return {
       value: answer.value,
       changed,
       logs: answer.logs,
-      conditions: [],
+      conditions,
       get scope() {
         return { ...scope, ...changed };
       },
@@ -104,16 +121,37 @@ export class PythonSandbox {
     this.#disposed = true;
   }
 
-  async #run(mode: EvaluationMode, code: string, scope: Record<string, unknown>, node: string) {
+  /** The conditions of `next` that may be evaluated in the code's own call (see runCode). */
+  #ahead(code: string, next: readonly NextCondition[]): readonly NextCondition[] {
+    if (next.length === 0) return next;
+    const lent = this.#host.layout().map(([name]) => name);
+    const texts = [code, ...next.map((condition) => condition.expression)].map(mentionedNames);
+    const reachesHost = texts.some((names) => names === 'all' || lent.some((name) => names.has(name)));
+    return reachesHost ? [] : next;
+  }
+
+  async #run(
+    mode: EvaluationMode,
+    code: string,
+    scope: Record<string, unknown>,
+    node: string,
+    ahead: readonly NextCondition[] = [],
+  ): Promise<Extract<Answer, { ok: true }> & { logs: string[] }> {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     const namespaces = Object.fromEntries(this.#host.layout().map(([name, functions]) => [name, functions]));
+    const names = [code, ...ahead.map((condition) => condition.expression)].map(mentionedNames);
     let ended: Ended;
     try {
       ended = await this.#runtime.evaluate({
         mode,
         code,
-        scope: scopeText(scope, mentionedNames(code), node),
+        scope: scopeText(
+          scope,
+          names.includes('all') ? 'all' : new Set(names.flatMap((set) => [...set])),
+          node,
+        ),
         namespaces,
+        ...(ahead.length > 0 && { conditions: ahead.map((condition) => condition.expression) }),
         timeoutMs: this.limits.timeoutMs,
         memoryMb: this.limits.memoryMb,
         callHost: (namespace, fn, args) => this.#host.call(namespace, fn, args),
@@ -122,6 +160,9 @@ export class PythonSandbox {
       if (error instanceof PythonStartError) throw new SandboxError('runtime', node, error.message);
       throw error;
     }
+    // The code or a condition after it did not end: the code runs again alone, so that its own failure
+    // is the code's, and a condition's comes when the caller evaluates it.
+    if (ended.kind !== 'answered' && ahead.length > 0) return this.#run(mode, code, scope, node);
     if (ended.kind === 'timeout') throw timeoutError(node, this.limits, this.#ceiling);
     if (ended.kind === 'memory') throw memoryError(node, this.limits, this.#ceiling);
     if (ended.kind === 'failed')
@@ -133,16 +174,17 @@ export class PythonSandbox {
         undefined,
         ended.logs,
       );
-    return { ...this.#accept(ended.answer, node, mode, ended.logs), logs: ended.logs };
+    if (!ended.answer.ok) throw this.#failure(ended.answer, node, mode, ended.logs);
+    return { ...ended.answer, logs: ended.logs };
   }
 
-  #accept(answer: Answer, node: string, mode: EvaluationMode, logs: string[]) {
-    if (answer.ok) return answer;
+  /** The error a failed evaluation of `node` is. */
+  #failure(answer: Failure, node: string, mode: EvaluationMode, logs: string[]): SandboxError {
     switch (answer.kind) {
       case 'memory':
-        throw memoryError(node, this.limits, this.#ceiling);
+        return memoryError(node, this.limits, this.#ceiling);
       case 'uncopyable':
-        throw new SandboxError(
+        return new SandboxError(
           'uncopyable',
           node,
           answer.name
@@ -153,7 +195,7 @@ export class PythonSandbox {
           logs,
         );
       default:
-        throw new SandboxError(answer.kind, node, answer.message, undefined, answer.line ?? undefined, logs);
+        return new SandboxError(answer.kind, node, answer.message, undefined, answer.line ?? undefined, logs);
     }
   }
 }

@@ -13,6 +13,7 @@
  */
 export const RUNNER_SOURCE = String.raw`
 import ast as _ast, builtins as _builtins, json as _json, sys as _sys, traceback as _traceback, types as _types
+from time import perf_counter as _perf_counter
 import math, operator, functools, ast
 from pyodide.ffi import JsProxy as _JsProxy
 
@@ -120,7 +121,8 @@ def _failure(error):
     return {'ok': False, 'kind': kind, 'message': message, 'line': _line(error)}
 
 
-def _meta_agent_run(mode, code, scope_text, namespaces_text):
+def _meta_agent_run(mode, code, scope_text, namespaces_text, conditions_text):
+    started = _perf_counter()
     call = _meta_agent_host_call
     try:
         scope = _json.loads(scope_text)
@@ -160,9 +162,40 @@ def _meta_agent_run(mode, code, scope_text, namespaces_text):
         if _helper(value):
             value = None
         try:
-            return _dumps({'ok': True, 'value': value, 'changed': changed})
+            answer = '{"ok":true,"value":' + _dumps(value) + ',"changed":' + _dumps(changed)
         except (TypeError, ValueError, RecursionError):
             raise _Unjsonable('', value)
+        if conditions_text:
+            conditions = _conditions(_json.loads(conditions_text), {**scope, **changed}, started)
+            answer += ',"conditions":' + _dumps(conditions)
+        return answer + '}'
     except BaseException as error:
         return _dumps(_failure(error))
+
+
+def _conditions(conditions, after, started):
+    """The conditions after a code node, each as its own evaluation would see the variables: a fresh
+    copy of them as the code left them (the last may have the code's own: nothing reads them after),
+    with nothing lent. Up to the first that holds or fails. A phase that took a millisecond or more
+    tells the parent, whose clock then starts again for the next (protocol.ts: lap); a quicker one
+    leaves the next its limit less under a millisecond."""
+    after_text = _dumps(after) if len(conditions) > 1 else None
+    outcomes = []
+    last = started
+    for index, code in enumerate(conditions):
+        now = _perf_counter()
+        if now - last >= 0.001:
+            _meta_agent_lap()
+        last = now
+        try:
+            variables = after if index == len(conditions) - 1 else _json.loads(after_text)
+            namespace = {'__builtins__': _builtins, '__name__': '__main__', **_PRELOADED, **variables}
+            holds = bool(eval(_compile('condition', code)[0], namespace))
+        except BaseException as error:
+            outcomes.append(_failure(error))
+            break
+        outcomes.append({'ok': True, 'holds': holds})
+        if holds:
+            break
+    return outcomes
 `;
