@@ -73,9 +73,12 @@ export class PythonSandbox {
     const ahead = this.#ahead(code, next);
     const answer = await this.#run('code', code, scope, where.node, ahead);
     const changed = answer.changed;
-    const conditions = (answer.conditions ?? []).map((outcome, i) =>
-      outcome.ok ? outcome.holds : this.#failure(outcome, ahead[i]!.node, 'condition', []),
-    );
+    // What the runner answers is Python's to forge: no more conditions than were asked for are read.
+    const conditions = (answer.conditions ?? [])
+      .slice(0, ahead.length)
+      .map((outcome, i) =>
+        outcome.ok ? outcome.holds : this.#failure(outcome, ahead[i]!.node, 'condition', []),
+      );
     return {
       value: answer.value,
       changed,
