@@ -26,7 +26,8 @@ export async function startModel(): Promise<{ url: string; pid: number; stop(): 
     }),
     'the instant model to start',
   );
-  return { url, pid: child.pid!, stop: () => child.disconnect() };
+  // A model that already ended must not hide, from a `finally`, the error its end caused.
+  return { url, pid: child.pid!, stop: () => child.connected && child.disconnect() };
 }
 
 /** One chat completion as the server logged it once it had answered. */
