@@ -279,7 +279,7 @@ hoard()`;
     await expectAlive();
   });
 
-  it('accepts no protocol line forged on stdout: no answer for a later evaluation, no host call', async () => {
+  it('accepts no protocol line forged on stdout or on the protocol pipe: no answer for a later evaluation, no host call', async () => {
     const answer = (value: string) =>
       JSON.stringify({
         type: 'done',
@@ -300,9 +300,9 @@ hoard()`;
     );
     expect(written.value).toBe('real');
     expect(written.logs).toEqual([answer('forged')]);
-    // Emscripten's default terminal writes with console.log, to the child's real stdout: a forged host
-    // call, then a forged answer meant for the next evaluation.
-    const forge = `
+    // Emscripten's default terminal writes with console.log, to the child's real stdout, which the
+    // protocol does not use: a forged host call, then a forged answer meant for the next evaluation.
+    const onStdout = `
 import pyodide_js
 from pyodide.ffi import to_js
 def forge(lines):
@@ -312,7 +312,17 @@ def forge(lines):
         pyodide_js._module.TTY.default_tty_ops.put_char(tty, 10)
 forge(${JSON.stringify([call, answer('forged')])})
 'real'`;
-    const error = await failure(run(forge));
+    expect((await sandbox.runCode(onStdout, {}, where)).value).toBe('real');
+    // Emscripten's NODEFS writes to any real descriptor: the same lines on the protocol's answers pipe
+    // lack the key.
+    const onPipe = `
+import pyodide_js
+from pyodide.ffi import to_js
+plain = pyodide_js._api.config.constructor.fromEntries
+data = to_js(${pyBytes([call, answer('forged')].join('\n') + '\n')})
+pyodide_js._module.NODEFS.stream_ops.write(to_js({'nfd': 4}, dict_converter=plain), data, 0, data.length, None)
+'real'`;
+    const error = await failure(run(onPipe));
     expect(error.message).toMatch(/broke its protocol/);
     expect(await sandbox.evaluate('"mine"', {}, where)).toBe('mine');
     expect(hostCalls).toEqual([]);

@@ -1,6 +1,6 @@
 /**
- * The Python sandbox's child process: Pyodide (CPython in WebAssembly) behind a line protocol on stdin
- * and stdout (protocol.ts). python-runtime.ts starts it under Node's permission model; this file must
+ * The Python sandbox's child process: Pyodide (CPython in WebAssembly) behind a line protocol on two
+ * pipes of its own, file descriptors 3 (requests in) and 4 (answers out) (protocol.ts). python-runtime.ts starts it under Node's permission model; this file must
  * import nothing but Node's builtins and Pyodide, the only files the child may read.
  *
  * Once Pyodide has loaded, the child takes from the JavaScript world what Python could use to reach the
@@ -10,8 +10,10 @@
  * too long. Memory is capped here, where WebAssembly memory grows: past the limit, Python gets a
  * MemoryError and the runtime stays usable.
  *
- * Everything this file writes to stdout is a protocol line, prefixed with the key the parent sent first;
- * Python's output is collected and sent with the answer.
+ * Everything this file writes to descriptor 4 is a protocol line, prefixed with the key the parent sent
+ * first; Python's output is collected and sent with the answer. The child's stdin and stdout are not
+ * connected: Node makes those non-blocking as soon as anything touches them, and a read that must poll
+ * answers later than one that blocks.
  */
 import { constants as fsConstants, readFileSync, readSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -22,6 +24,9 @@ import type { ChildMessage, ParentMessage, ProgramRequest } from './protocol.js'
 
 /** Pyodide's module, and the build's snapshot of the runtime where the parent found one. */
 const [pyodideUrl, snapshotFile] = process.argv.slice(2);
+/** The pipes of the protocol, as python-runtime.ts passes them. */
+const REQUESTS_FD = 3;
+const ANSWERS_FD = 4;
 const WASM_PAGE = 65_536;
 /** Lines of output kept per evaluation, and characters a line: code that prints without end is cut. */
 const MAX_LOG_LINES = 1000;
@@ -52,10 +57,9 @@ memoryPrototype.grow = function limitedGrow(this: WasmMemory, delta: number) {
 };
 
 /**
- * The waits between reads of a pipe that is not ready (EAGAIN: Node makes the child's pipes
- * non-blocking), in milliseconds: short at first, as a host function's answer or the next evaluation
- * often follows within microseconds, then longer, so that an idle runtime costs no CPU. A fixed
- * millisecond made every evaluation wait about one.
+ * The waits between reads of a pipe that is not ready, in milliseconds, where the system hands the
+ * child a non-blocking one (EAGAIN): short at first, as a host function's answer or the next evaluation
+ * often follows within microseconds, then longer, so that an idle runtime costs no CPU.
  */
 const FIRST_PAUSE_MS = 0.01;
 const LONGEST_PAUSE_MS = 1;
@@ -66,14 +70,14 @@ function pause(ms: number): void {
 }
 
 /**
- * Reads newline-ended lines from stdin with blocking reads. Bytes are copied into arrays of their own,
+ * Reads newline-ended lines from the requests pipe with blocking reads. Bytes are copied into arrays of their own,
  * never into Node's shared Buffer pool, so no Buffer that Python might reach holds the protocol's key.
  */
 class LineReader {
   readonly #chunk = new Uint8Array(1 << 16);
   #pending = new Uint8Array(0);
 
-  /** The next message, undefined once stdin has ended. */
+  /** The next message, undefined once the parent has closed the pipe. */
   next<T>(): T | undefined {
     const line = this.line();
     return line === undefined ? undefined : (JSON.parse(line) as T);
@@ -90,7 +94,7 @@ class LineReader {
       }
       let read: number;
       try {
-        read = readSync(0, this.#chunk);
+        read = readSync(REQUESTS_FD, this.#chunk);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
         pause(wait);
@@ -108,9 +112,8 @@ class LineReader {
 
 const input = new LineReader();
 /**
- * The parent's first line: the key every line this child sends starts with. Python can write to this
- * process's stdout (Pyodide's JavaScript side keeps Node's console and file system in reach) but never
- * learns the key, which lives only in this module's scope, so a line it forges is refused.
+ * The parent's first line: the key every line this child sends starts with. Python may reach the answers
+ * pipe (Pyodide's JavaScript side keeps Node's file system in reach) but never learns the key, which lives only in this module's scope, so a line it forges is refused.
  */
 const key = input.line() ?? exit(0);
 let logs: string[] = [];
@@ -202,7 +205,7 @@ function send(message: ChildMessage): void {
   let written = 0;
   while (written < bytes.length) {
     try {
-      written += writeSync(1, bytes, written);
+      written += writeSync(ANSWERS_FD, bytes, written);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
       pause(LONGEST_PAUSE_MS);

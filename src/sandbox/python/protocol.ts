@@ -1,9 +1,9 @@
 /**
  * The messages between the Python sandbox's child process (child.ts) and its parent (python-runtime.ts):
- * one JSON object a line, in both directions, served one at a time. The parent reads the child's lines
+ * one JSON object a line on a pipe each way, served one at a time. The parent reads the child's lines
  * as untrusted: code running in the child could write anything there. So the parent's first line is a
- * random key, and each of the child's lines starts with it: Python, which can reach the child's stdout
- * but not the key, cannot forge a message (a host call, an answer for a later evaluation).
+ * random key, and each of the child's lines starts with it: Python, which can reach the child's answers
+ * pipe but not the key, cannot forge a message (a host call, an answer for a later evaluation).
  */
 import type { SnapshotUse } from './memory-snapshot.js';
 

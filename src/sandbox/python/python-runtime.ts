@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../package-root.js';
 import type { HostReply } from '../guest.js';
@@ -221,7 +222,7 @@ export class PythonRuntime {
 const living = new Set<LiveChild>();
 let killingOnExit = false;
 
-/** Kills `child` when this process exits: one busy in a loop would outlive it (an idle one ends with its stdin). */
+/** Kills `child` when this process exits: one busy in a loop would outlive it (an idle one ends with its pipe). */
 function killedOnExit(child: LiveChild): void {
   if (!killingOnExit) process.once('exit', () => living.forEach((each) => each.kill()));
   killingOnExit = true;
@@ -231,6 +232,8 @@ function killedOnExit(child: LiveChild): void {
 /** A started child and the lines it sends. */
 class LiveChild {
   readonly #process: ChildProcess;
+  /** The protocol's pipes: requests to the child (its descriptor 3), its answers (its descriptor 4). */
+  readonly #requests: Writable;
   readonly #lines: LineQueue;
   /** What each of the child's lines starts with (protocol.ts). */
   readonly #key = randomBytes(16).toString('hex');
@@ -240,10 +243,11 @@ class LiveChild {
   /** How the child used the build's snapshot. */
   snapshot: SnapshotUse = 'absent';
 
-  private constructor(child: ChildProcess) {
+  private constructor(child: ChildProcess, requests: Writable, answers: Readable) {
     this.#process = child;
+    this.#requests = requests;
     this.#lines = new LineQueue(MAX_LINE_BYTES);
-    child.stdout!.on('data', (chunk: Buffer) => this.#lines.push(chunk));
+    answers.on('data', (chunk: Buffer) => this.#lines.push(chunk));
     killedOnExit(this);
     const ended = () => {
       this.#exited = true;
@@ -254,10 +258,11 @@ class LiveChild {
     // A child that could not be started (no process slots, no file descriptors) says so here, not by exiting.
     child.on('error', ended);
     // A child killed mid-write must not crash us with EPIPE.
-    child.stdin!.on('error', () => undefined);
+    requests.on('error', () => undefined);
+    answers.on('error', () => undefined);
     // An idle runtime does not keep this process alive; an evaluation's own timer does while it runs.
     child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr])
+    for (const stream of [requests, answers, child.stderr])
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
@@ -292,9 +297,11 @@ class LiveChild {
         pathToFileURL(pyodideEntry).href,
         ...(restored === null ? [] : [restored]),
       ],
-      { cwd: dirname(pyodideEntry), env: {}, stdio: ['pipe', 'pipe', 'pipe'] },
+      // The protocol has pipes of its own: reads of the child's stdin poll (child.ts).
+      { cwd: dirname(pyodideEntry), env: {}, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
     );
-    if (child.pid === undefined || !child.stdin || !child.stdout || !child.stderr) {
+    const [requests, answers] = [child.stdio[3], child.stdio[4]] as [Writable | null, Readable | null];
+    if (child.pid === undefined || !requests || !answers || !child.stderr) {
       child.on('error', () => undefined);
       throw new PythonStartError('the Python runtime could not be started: the system refused a new process');
     }
@@ -302,8 +309,8 @@ class LiveChild {
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString();
     });
-    const live = new LiveChild(child);
-    child.stdin!.write(`${live.#key}\n`);
+    const live = new LiveChild(child, requests, answers);
+    requests.write(`${live.#key}\n`);
     const ready = await live.#next(START_TIMEOUT_MS, false);
     if (typeof ready !== 'object' || ready.type !== 'ready') {
       live.kill();
@@ -421,7 +428,7 @@ class LiveChild {
   }
 
   #send(message: ParentMessage): void {
-    if (!this.#exited) this.#process.stdin!.write(`${JSON.stringify(message)}\n`);
+    if (!this.#exited) this.#requests.write(`${JSON.stringify(message)}\n`);
   }
 
   /** The child's next message, 'timeout' after `ms`, undefined once it exited, 'broken' for a bad line. */
