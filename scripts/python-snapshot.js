@@ -24,12 +24,21 @@ if (readdirSync(folder).includes(basename(target))) {
   console.log(`Python snapshot: ${relative(root, target)} is up to date`);
 } else {
   const started = performance.now();
-  const { loadPyodide } = await import(pathToFileURL(pyodideEntry).href);
-  const snapshot = await makeSnapshot(loadPyodide);
-  // Written whole or not at all: a child must never restore half a snapshot.
-  writeFileSync(`${target}.partial`, snapshot);
-  renameSync(`${target}.partial`, target);
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const megabytes = (snapshot.byteLength / 2 ** 20).toFixed(0);
-  console.log(`Python snapshot: ${relative(root, target)} (${megabytes} MiB, made in ${seconds} s)`);
+  try {
+    const { loadPyodide } = await import(pathToFileURL(pyodideEntry).href);
+    const snapshot = await makeSnapshot(loadPyodide);
+    // Written whole or not at all: a child must never restore half a snapshot.
+    writeFileSync(`${target}.partial`, snapshot);
+    renameSync(`${target}.partial`, target);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const megabytes = (snapshot.byteLength / 2 ** 20).toFixed(0);
+    console.log(`Python snapshot: ${relative(root, target)} (${megabytes} MiB, made in ${seconds} s)`);
+  } catch (error) {
+    // The snapshot only makes Python start sooner: an install must not fail for want of it.
+    rmSync(`${target}.partial`, { force: true });
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    console.warn(
+      `warning: no Python snapshot was made (${reason}); Python code nodes will take seconds to start`,
+    );
+  }
 }
