@@ -127,9 +127,8 @@ export class PythonSandbox {
   /** The conditions of `next` that may be evaluated in the code's own call (see runCode). */
   #ahead(code: string, next: readonly NextCondition[]): readonly NextCondition[] {
     if (next.length === 0) return next;
-    const lent = this.#host.layout().map(([name]) => name);
-    const texts = [code, ...next.map((condition) => condition.expression)].map(mentionedNames);
-    const reachesHost = texts.some((names) => names === 'all' || lent.some((name) => names.has(name)));
+    const names = namesOf(code, next);
+    const reachesHost = names === 'all' || this.#host.layout().some(([name]) => names.has(name));
     return reachesHost ? [] : next;
   }
 
@@ -142,17 +141,12 @@ export class PythonSandbox {
   ): Promise<Extract<Answer, { ok: true }> & { logs: string[] }> {
     if (this.#disposed) throw new Error('the sandbox was disposed');
     const namespaces = Object.fromEntries(this.#host.layout().map(([name, functions]) => [name, functions]));
-    const names = [code, ...ahead.map((condition) => condition.expression)].map(mentionedNames);
     let ended: Ended;
     try {
       ended = await this.#runtime.evaluate({
         mode,
         code,
-        scope: scopeText(
-          scope,
-          names.includes('all') ? 'all' : new Set(names.flatMap((set) => [...set])),
-          node,
-        ),
+        scope: scopeText(scope, namesOf(code, ahead), node),
         namespaces,
         ...(ahead.length > 0 && { conditions: ahead.map((condition) => condition.expression) }),
         timeoutMs: this.limits.timeoutMs,
@@ -222,6 +216,19 @@ function mentionedNames(code: string): ReadonlySet<string> | 'all' {
     if (namesOfText.size > TEXTS_KEPT) namesOfText.delete(namesOfText.keys().next().value!);
   }
   return names;
+}
+
+/** The names the code and the conditions after it spell, or 'all' (see mentionedNames). */
+function namesOf(code: string, conditions: readonly NextCondition[]): ReadonlySet<string> | 'all' {
+  const names = mentionedNames(code);
+  if (conditions.length === 0 || names === 'all') return names;
+  const all = new Set(names);
+  for (const { expression } of conditions) {
+    const more = mentionedNames(expression);
+    if (more === 'all') return more;
+    for (const name of more) all.add(name);
+  }
+  return all;
 }
 
 /** The variables `names` picks, as a JSON object's text; one JSON cannot hold is an error naming it. */
