@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooperativeDesigner, promptKind } from '../fixtures/design/replies.js';
-import { startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
+import { closedUrl, startOpenAIServer, type OpenAIServer } from '../support/openai-server.js';
 import { runCli } from '../support/run-cli.js';
 
 // Runs the built CLI: `npx tsc -p .` first.
@@ -156,9 +156,7 @@ describe('meta-agent design', () => {
   });
 
   it('passes on the advice of an error it cannot get past, such as a server that does not answer', async () => {
-    const gone = await startOpenAIServer();
-    const url = gone.url;
-    await gone.close();
+    const url = await closedUrl();
     const result = await runCli([
       'design',
       'a tutor bot',
